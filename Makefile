@@ -1,0 +1,58 @@
+# The two commands of the course (see README):
+#   make lab    open JupyterLab on the first notebook
+#   make test   unit tests, then strict nbval over every notebook
+# Both create .venv and install course_lib with its dependencies the first time.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.course-installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+# Strict nbval compares stored CPU outputs, so the strict run always computes on the CPU.
+NBVAL_ENV := env -u MPLBACKEND COURSE_DEVICE=cpu PYTHONHASHSEED=0
+NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+
+.PHONY: lab test test-unit test-notebooks test-gpu execute lint setup clean help
+
+help:
+	@echo "make lab        JupyterLab on notebooks/00_start_here.ipynb (sets up .venv on first use)"
+	@echo "make test       unit tests + strict nbval over every notebook (CPU)"
+	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
+	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
+	@echo "make lint       ruff over course_lib and tests"
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
+
+test: test-unit test-notebooks
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest tests -q
+
+test-notebooks: $(STAMP)
+	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) notebooks -q
+
+test-gpu: $(STAMP)
+	COURSE_DEVICE=cuda $(BIN)/python -m pytest tests -q
+	env -u MPLBACKEND COURSE_DEVICE=cuda $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks -q
+
+execute: $(STAMP)
+	@for nb in $(NOTEBOOKS); do \
+		echo "executing $$nb"; \
+		$(NBVAL_ENV) $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+			--ExecutePreprocessor.timeout=600 "$$nb" || exit 1; \
+	done
+
+lint: $(STAMP)
+	$(BIN)/ruff check course_lib tests
+
+clean:
+	rm -rf build .pytest_cache .hypothesis
