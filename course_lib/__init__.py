@@ -4,6 +4,7 @@ Each module holds one topic of the course; the notebooks import from here instea
 """
 
 from .attention import SelfAttention, attention_weights, scaled_dot_product_attention
+from .checks import check_close, check_function, explain_difference
 from .device import get_device, set_seed
 from .masks import causal_mask, padding_mask, window_mask
 from .paths import DATA_DIR, NOTEBOOKS_DIR, ROOT
@@ -16,6 +17,9 @@ __all__ = [
     "ROOT",
     "SelfAttention",
     "attention_weights",
+    "check_close",
+    "check_function",
+    "explain_difference",
     "causal_mask",
     "get_device",
     "padding_mask",

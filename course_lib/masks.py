@@ -29,7 +29,7 @@ def causal_mask(n: int, *, device: torch.device | str | None = None) -> Tensor:
 
 
 def padding_mask(lengths: Tensor | list[int], max_len: int) -> Tensor:
-    """Key-padding mask ``(B, 1, S)`` with ``S = max_len``: key ``j`` of sequence ``b`` is visible iff ``j < lengths[b]``.
+    """Key-padding mask ``(B, 1, S)``, ``S = max_len``: key ``j`` of sequence ``b`` is visible iff ``j < lengths[b]``.
 
     The middle dimension of size 1 lets the mask broadcast over every query of the sequence, so it can be
     passed straight to :func:`course_lib.attention.scaled_dot_product_attention` with inputs ``(B, L, D)``.

@@ -1,0 +1,57 @@
+"""The exercise checkers must pass right answers and explain wrong ones precisely."""
+
+import math
+
+import pytest
+import torch
+
+from course_lib import check_close, check_function, explain_difference, scaled_dot_product_attention
+
+
+def test_agreeing_tensors_pass(capsys):
+    check_close(torch.ones(2, 3), torch.ones(2, 3), "ones")
+    assert "✓ ones is correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "actual,expected,words",
+    [
+        (torch.ones(3, 2), torch.ones(2, 3), "shape is (3, 2), expected (2, 3) (it looks transposed)"),
+        (torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 3), "dtype is torch.float64"),
+        (torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.5, 3.0]), "first is at [1]: got 2, expected 2.5"),
+        ([1.0, 2.0], torch.tensor([1.0, 2.0]), "expected a torch.Tensor, got list"),
+        (torch.tensor([True, False]), torch.tensor([True, True]), "1 of 2 elements differ"),
+    ],
+)
+def test_differences_are_explained(actual, expected, words):
+    assert words in explain_difference(actual, expected)
+    with pytest.raises(AssertionError, match="x: "):
+        check_close(actual, expected, "x")
+
+
+def qkv(g):
+    return [torch.randn(2, 4, 8, generator=g), torch.randn(2, 5, 8, generator=g), torch.randn(2, 5, 3, generator=g)]
+
+
+def test_check_function_passes_a_right_answer(capsys):
+    def mine(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+    check_function(mine, scaled_dot_product_attention, qkv)
+    assert "agrees with the reference on 5 random inputs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong,words",
+    [
+        (lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v, "elements differ"),  # no scale
+        (lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) / 8**0.5, dim=-2) @ v, "elements differ"),  # axis
+        (lambda q, k, v: (q @ k.transpose(-2, -1)).softmax(-1), "shape is (2, 4, 5), expected (2, 4, 3)"),
+        (lambda q, k, v: q @ k, "raised RuntimeError"),
+    ],
+)
+def test_check_function_catches_wrong_answers(wrong, words):
+    with pytest.raises(AssertionError) as info:
+        check_function(wrong, scaled_dot_product_attention, qkv, name="attention")
+    assert words in str(info.value)
+    assert "attention" in str(info.value)

@@ -1,0 +1,72 @@
+"""Notebook hygiene that strict nbval cannot see on its own (see shared/NBVAL_NOTES.md).
+
+Strict nbval silently skips a code cell stored without an execution count, so a notebook committed without
+outputs would "pass" while checking nothing. These tests fail instead.
+"""
+
+import json
+import re
+
+import pytest
+
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
+
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+IDS = [nb.name for nb in NOTEBOOKS]
+
+
+def code_cells(nb):
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    return [c for c in cells if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, f"no notebooks found in {NOTEBOOKS_DIR}"
+    assert NOTEBOOKS[0].name == "00_start_here.ipynb"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_every_code_cell_was_executed_in_order(nb):
+    counts = [c["execution_count"] for c in code_cells(nb)]
+    assert None not in counts, f"{nb.name}: {counts.count(None)} code cell(s) were never executed"
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{nb.name}: execution counts {counts} are not 1..N: re-run it top to bottom in a fresh kernel (make execute)"
+    )
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_no_error_outputs_and_some_checks(nb):
+    cells = code_cells(nb)
+    errors = [i for i, c in enumerate(cells) for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors, f"{nb.name}: error output stored in code cell(s) {errors}"
+    sources = ["".join(c["source"]) for c in cells]
+    assert any("assert" in s for s in sources), f"{nb.name} has no check cell (assert / assert_close)"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_nbval_markers_are_exact(nb):
+    """`# NBVAL_IGNORE_OUTPUT extra words` silently disables the marker; only the bare marker line is allowed."""
+    for cell in code_cells(nb):
+        for line in "".join(cell["source"]).splitlines():
+            if "NBVAL_" in line:
+                assert re.fullmatch(r"# NBVAL_[A-Z_]+", line.strip()), f"{nb.name}: malformed marker {line!r}"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_notebook_conventions(nb):
+    text = nb.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert data["metadata"]["kernelspec"]["name"] == "python3", f"{nb.name}: kernel must be python3"
+    markdown = "\n".join("".join(c["source"]) for c in data["cells"] if c["cell_type"] == "markdown")
+    for heading in ("Learning objectives", "Prerequisites", "Summary", "Further reading"):
+        assert heading.lower() in markdown.lower(), f"{nb.name}: no '{heading}' section"
+    assert "/work/" not in text and "/home/" not in text, f"{nb.name}: an absolute path leaked into the outputs"
+
+
+def test_sanitize_file_is_well_formed():
+    lines = (ROOT / "tests" / "nbval_sanitize.cfg").read_text(encoding="ascii").splitlines()
+    assert len(lines) % 2 == 0
+    for regex, replace in zip(lines[::2], lines[1::2]):
+        assert regex.startswith("regex: ") and regex == regex.rstrip(), regex
+        assert replace.startswith("replace: "), replace
+        re.compile(regex[len("regex: ") :])
