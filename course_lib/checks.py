@@ -20,8 +20,9 @@ def explain_difference(actual: object, expected: Tensor, *, atol: float = 1e-5, 
         return f"expected a torch.Tensor, got {type(actual).__name__}"
     if actual.shape != expected.shape:
         hint = ""
-        if actual.dim() == expected.dim() == 2 and tuple(actual.shape) == tuple(expected.shape)[::-1]:
-            hint = " (it looks transposed)"
+        a_shape, e_shape = tuple(actual.shape), tuple(expected.shape)
+        if len(a_shape) == len(e_shape) >= 2 and a_shape[:-2] == e_shape[:-2] and a_shape[-2:] == e_shape[-2:][::-1]:
+            hint = " (its last two dimensions look swapped: a transpose?)"
         return f"shape is {tuple(actual.shape)}, expected {tuple(expected.shape)}{hint}"
     if actual.dtype != expected.dtype:
         return f"dtype is {actual.dtype}, expected {expected.dtype}"
@@ -38,7 +39,7 @@ def explain_difference(actual: object, expected: Tensor, *, atol: float = 1e-5, 
     where = f"[{', '.join(map(str, index))}]" if index else ""
     message = (
         f"{count} of {wrong.numel()} elements differ; the first is at {where}: "
-        f"got {a[index].item():.6g}, expected {e[index].item():.6g}"
+        f"got {a[index].item():.4g}, expected {e[index].item():.4g}"
     )
     if a.dtype.is_floating_point:
         diff = (a.double() - e.double()).abs().max().item()

@@ -54,11 +54,13 @@ def get_device(prefer: str | None = None) -> torch.device:
         raise ValueError(f"unknown device {choice!r}; expected one of {', '.join(_KNOWN)} (e.g. 'cuda:0')") from err
     if device.type not in _KNOWN:
         raise ValueError(f"unknown device {choice!r}; expected one of {', '.join(_KNOWN)}")
+    source = "prefer" if prefer is not None else "COURSE_DEVICE"
     if not _available(device.type):
-        source = "prefer" if prefer is not None else "COURSE_DEVICE"
         raise RuntimeError(f"{source}={choice!r} was requested but no {device.type} device is available here")
     if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        raise RuntimeError(f"{choice!r} was requested but only {torch.cuda.device_count()} CUDA device(s) exist")
+        raise RuntimeError(
+            f"{source}={choice!r} was requested but only {torch.cuda.device_count()} CUDA device(s) exist here"
+        )
     return device
 
 

@@ -16,7 +16,12 @@ def test_agreeing_tensors_pass(capsys):
 @pytest.mark.parametrize(
     "actual,expected,words",
     [
-        (torch.ones(3, 2), torch.ones(2, 3), "shape is (3, 2), expected (2, 3) (it looks transposed)"),
+        (torch.ones(3, 2), torch.ones(2, 3), "shape is (3, 2), expected (2, 3) (its last two dimensions look swapped"),
+        (
+            torch.ones(4, 3, 2),
+            torch.ones(4, 2, 3),
+            "(4, 3, 2), expected (4, 2, 3) (its last two dimensions look swapped",
+        ),
         (torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 3), "dtype is torch.float64"),
         (torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.5, 3.0]), "first is at [1]: got 2, expected 2.5"),
         ([1.0, 2.0], torch.tensor([1.0, 2.0]), "expected a torch.Tensor, got list"),

@@ -51,3 +51,11 @@ def test_set_seed_makes_every_generator_repeat():
 def test_set_seed_rejects_non_integers():
     with pytest.raises(TypeError):
         set_seed(1.5)
+
+
+def test_errors_name_their_source(monkeypatch):
+    monkeypatch.setenv("COURSE_DEVICE", "cuda:99")
+    with pytest.raises(RuntimeError, match=r"COURSE_DEVICE='cuda:99' was requested"):
+        get_device()
+    with pytest.raises(RuntimeError, match=r"prefer='cuda:99' was requested"):
+        get_device("cuda:99")
