@@ -1,0 +1,195 @@
+r"""A vanilla (Elman) recurrent network written out step by step, and tools to measure how gradients travel
+back through time.
+
+.. math::  h_t = \tanh(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh}), \qquad t = 1, \dots, L
+
+Shape legend: ``B`` batch, ``L`` sequence length, ``I`` input width, ``H`` hidden width.
+Inputs are batch-first, ``(B, L, I)``, like ``nn.RNN(..., batch_first=True)``. The hidden state after reading
+``x_t`` is ``h_t``; in a tensor of all states, ``h_t`` sits at index ``t - 1``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["VanillaRNN", "gradient_norms_through_time", "hidden_jacobians", "input_gradient_norms"]
+
+_ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
+
+
+def _matrix_norms(jac: Tensor, ord: int | str) -> Tensor:
+    """``torch.linalg.matrix_norm`` over the last two dims; the SVD behind ``ord=2`` runs on the CPU for MPS tensors."""
+    if jac.device.type == "mps":
+        return torch.linalg.matrix_norm(jac.cpu(), ord=ord).to(jac.device)
+    return torch.linalg.matrix_norm(jac, ord=ord)
+
+
+class VanillaRNN(nn.Module):
+    """One-layer recurrent network, ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``, computed with a
+    Python loop over time. It equals ``torch.nn.RNN(input_size, hidden_size, batch_first=True)`` with the same
+    weights (tested, values and gradients); :meth:`from_torch` copies them.
+
+    Parameters carry PyTorch's names without the ``_l0`` suffix: ``weight_ih (H, I)``, ``weight_hh (H, H)``,
+    ``bias_ih (H,)``, ``bias_hh (H,)``, initialised like ``nn.RNN``: uniform in ``[-1/sqrt(H), 1/sqrt(H)]``.
+
+    Args:
+        input_size: width ``I`` of each input vector.
+        hidden_size: width ``H`` of the hidden state.
+        bias: learn the two bias vectors (default True).
+        nonlinearity: ``"tanh"`` (default) or ``"relu"``.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, *, bias: bool = True, nonlinearity: str = "tanh"):
+        super().__init__()
+        for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if nonlinearity not in _ACTIVATIONS:
+            raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
+        self.weight_ih = nn.Parameter(torch.empty(hidden_size, input_size))
+        self.weight_hh = nn.Parameter(torch.empty(hidden_size, hidden_size))
+        if bias:
+            self.bias_ih = nn.Parameter(torch.empty(hidden_size))
+            self.bias_hh = nn.Parameter(torch.empty(hidden_size))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
+
+    @classmethod
+    def from_torch(cls, rnn: nn.RNN) -> VanillaRNN:
+        """A :class:`VanillaRNN` holding copies of the weights of a one-layer, one-directional ``nn.RNN``
+        (on the same device, with the same dtype). Our module is always batch-first, whatever ``rnn.batch_first``."""
+        if not isinstance(rnn, nn.RNN):
+            raise TypeError(f"rnn must be a torch.nn.RNN, got {type(rnn).__name__}")
+        if rnn.num_layers != 1 or rnn.bidirectional:
+            raise ValueError(
+                f"only a one-layer, one-directional nn.RNN can be copied, got num_layers={rnn.num_layers}, "
+                f"bidirectional={rnn.bidirectional}"
+            )
+        ours = cls(rnn.input_size, rnn.hidden_size, bias=rnn.bias, nonlinearity=rnn.nonlinearity)
+        ours.to(device=rnn.weight_ih_l0.device, dtype=rnn.weight_ih_l0.dtype)
+        with torch.no_grad():
+            for name, p in ours.named_parameters():
+                p.copy_(getattr(rnn, f"{name}_l0"))
+        return ours
+
+    def step(self, x_t: Tensor, h: Tensor) -> Tensor:
+        """One time step: input ``(B, I)`` and previous state ``(B, H)`` → new state ``(B, H)``."""
+        pre = x_t @ self.weight_ih.T + h @ self.weight_hh.T  # (B, H)
+        if self.bias_ih is not None:
+            pre = pre + self.bias_ih + self.bias_hh
+        return _ACTIVATIONS[self.nonlinearity](pre)
+
+    def _initial_state(self, x: Tensor, h0: Tensor | None) -> Tensor:
+        if x.dim() != 3 or x.shape[-1] != self.input_size:
+            raise ValueError(f"x must have shape (B, L, I={self.input_size}), got {tuple(x.shape)}")
+        batch = x.shape[0]
+        if h0 is None:
+            return x.new_zeros(batch, self.hidden_size)
+        if h0.dim() == 3 and h0.shape[0] == 1:  # nn.RNN's layout (num_layers=1, B, H)
+            h0 = h0[0]
+        if tuple(h0.shape) != (batch, self.hidden_size):
+            raise ValueError(
+                f"h0 must have shape (1, B, H) or (B, H) with B={batch}, H={self.hidden_size}, got {tuple(h0.shape)}"
+            )
+        return h0
+
+    def hidden_states(self, x: Tensor, h0: Tensor | None = None) -> list[Tensor]:
+        """The list ``[h_1, ..., h_L]`` of states ``(B, H)``, each computed from the previous one, so that autograd
+        can differentiate any later state with respect to any earlier one."""
+        h = self._initial_state(x, h0)
+        states = []
+        for t in range(x.shape[1]):  # the sequential chain: step t needs the result of step t - 1
+            h = self.step(x[:, t], h)
+            states.append(h)
+        return states
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """x ``(B, L, I)``, optional h0 ``(1, B, H)`` (or ``(B, H)``; zeros by default) → ``(output, h_n)`` with
+        output ``(B, L, H)`` (every state) and h_n ``(1, B, H)`` (the last), exactly like ``nn.RNN``."""
+        states = self.hidden_states(x, h0)
+        if not states:
+            raise ValueError("x must hold at least one time step, got L = 0")
+        return torch.stack(states, dim=1), states[-1].unsqueeze(0)  # (B, L, H), (1, B, H)
+
+    def extra_repr(self) -> str:
+        bias = "" if self.bias_ih is not None else ", bias=False"
+        return f"{self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r}{bias}"
+
+
+def _as_vanilla(rnn: VanillaRNN | nn.RNN) -> VanillaRNN:
+    if isinstance(rnn, VanillaRNN):
+        return rnn
+    if isinstance(rnn, nn.RNN):
+        return VanillaRNN.from_torch(rnn)
+    raise TypeError(f"rnn must be a VanillaRNN or an nn.RNN, got {type(rnn).__name__}")
+
+
+def hidden_jacobians(rnn: VanillaRNN | nn.RNN, x: Tensor, h0: Tensor | None = None) -> Tensor:
+    r"""Jacobians of the last state with respect to every state, by autograd: ``(B, L, H, H)``.
+
+    ``J[b, k]`` is :math:`\partial h_L / \partial h_{L-k}` for example ``b``, i.e. ordered by **distance**
+    ``k = 0 .. L-1`` (``k = 0`` is the identity). Row ``i`` holds the gradient of the ``i``-th unit of ``h_L``.
+    An ``nn.RNN`` is first copied into a :class:`VanillaRNN`.
+
+    How: the batch is replicated ``H`` times and copy ``i`` back-propagates only unit ``i`` of its last state, so one
+    backward pass yields all ``H`` rows (copies do not interact).
+    """
+    rnn = _as_vanilla(rnn)
+    hidden = rnn.hidden_size
+    batch, length = x.shape[0], x.shape[1]
+    h_init = rnn._initial_state(x, h0)
+    with torch.enable_grad():
+        x_rep = x.detach().repeat(hidden, 1, 1)  # (H*B, L, I): copy i = rows [i*B, (i+1)*B)
+        h_rep = h_init.detach().repeat(hidden, 1).requires_grad_(True)  # (H*B, H), keeps the chain on the graph
+        states = rnn.hidden_states(x_rep, h_rep)  # L tensors (H*B, H)
+        select = torch.eye(hidden, dtype=x.dtype, device=x.device).repeat_interleave(batch, dim=0)  # (H*B, H)
+        grads = torch.autograd.grad((states[-1] * select).sum(), states)  # L tensors (H*B, H)
+    jac = torch.stack(grads, dim=1).reshape(hidden, batch, length, hidden)  # (H_out, B, L, H_in)
+    return jac.permute(1, 2, 0, 3).flip(1)  # (B, L, H_out, H_in), distance k = 0 first
+
+
+def gradient_norms_through_time(
+    rnn: VanillaRNN | nn.RNN, x: Tensor, h0: Tensor | None = None, *, ord: int | str = 2
+) -> Tensor:
+    r"""Norms :math:`\lVert \partial h_L / \partial h_{L-k} \rVert` for ``k = 0 .. L-1``: ``(B, L)``.
+
+    Column ``k`` is the distance (in steps) between the state differentiated and the last one. ``ord=2`` is the
+    spectral norm (largest singular value: the most a unit change of :math:`h_{L-k}` can move :math:`h_L`);
+    ``ord="fro"`` the Frobenius norm. Computed from :func:`hidden_jacobians`.
+    """
+    return _matrix_norms(hidden_jacobians(rnn, x, h0), ord)  # (B, L)
+
+
+def input_gradient_norms(model: nn.Module, x: Tensor, *, ord: int | str = 2) -> Tensor:
+    r"""Norms :math:`\lVert \partial h_L / \partial x_{L-k} \rVert` for ``k = 0 .. L-1``: ``(B, L)``.
+
+    Works for any batch-first recurrent module whose output (or first output) is the states ``(B, L, H)``:
+    ``nn.RNN``, ``nn.LSTM``, ``nn.GRU`` (with ``batch_first=True``) and :class:`VanillaRNN`. It compares models whose
+    states differ in kind (an LSTM also carries a cell state) on the same footing: how much the last output
+    depends on the input ``k`` steps back. Same replication trick as :func:`hidden_jacobians`.
+    """
+    if not isinstance(x, Tensor) or x.dim() != 3:
+        raise ValueError(f"x must be a tensor (B, L, I), got {tuple(x.shape) if isinstance(x, Tensor) else x!r}")
+    batch, length = x.shape[0], x.shape[1]
+    # cuDNN's recurrent kernels refuse to back-propagate in eval mode; the plain kernels compute the same thing.
+    with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):
+        probe = model(x[:1].detach())
+        hidden = (probe[0] if isinstance(probe, tuple) else probe).shape[-1]
+        x_rep = x.detach().repeat(hidden, 1, 1).requires_grad_(True)  # (H*B, L, I)
+        out = model(x_rep)
+        out = out[0] if isinstance(out, tuple) else out  # (H*B, L, H)
+        select = torch.eye(hidden, dtype=out.dtype, device=out.device).repeat_interleave(batch, dim=0)
+        (grad,) = torch.autograd.grad((out[:, -1] * select).sum(), x_rep)  # (H*B, L, I)
+    jac = grad.reshape(hidden, batch, length, x.shape[-1]).permute(1, 2, 0, 3).flip(1)  # (B, L, H, I)
+    return _matrix_norms(jac, ord)  # (B, L)

@@ -1,0 +1,121 @@
+"""The seeded generators: structure of every example, determinism for a seed, and clear errors."""
+
+import pytest
+import torch
+
+from course_lib.data import WORD_CATEGORIES, recall_task, recall_token_names, skipgram_pairs, toy_corpus
+from course_lib.sequences import build_vocab
+
+# ---------------------------------------------------------------- recall task
+
+
+@pytest.mark.parametrize("distance,length", [(1, None), (5, None), (5, 20), (30, 31)])
+def test_recall_examples_hide_one_value_at_the_given_distance(distance, length):
+    tokens, targets = recall_task(200, distance, length=length, num_values=4, num_distractors=6, seed=3)
+    length = distance + 1 if length is None else length
+    assert tokens.shape == (200, length) and targets.shape == (200,)
+    assert tokens.dtype == targets.dtype == torch.long
+    assert torch.all(tokens[:, -1] == 10)  # the query token
+    is_value = tokens < 4
+    assert torch.all(is_value.sum(1) == 1)  # exactly one value per sequence
+    positions = is_value.float().argmax(1)
+    assert torch.all(positions == length - 1 - distance)
+    assert torch.equal(tokens[torch.arange(200), positions], targets)
+    body = tokens[:, :-1][~is_value[:, :-1]]
+    assert torch.all((body >= 4) & (body < 10))  # everything else is a distractor
+
+
+def test_recall_distance_range_covers_every_distance():
+    tokens, targets = recall_task(2000, (3, 9), num_values=8, seed=0)
+    assert tokens.shape == (2000, 10)
+    positions = (tokens < 8).float().argmax(1)
+    distances = 9 - positions
+    assert set(distances.tolist()) == set(range(3, 10))
+    assert set(targets.tolist()) == set(range(8))
+
+
+def test_recall_is_deterministic_for_a_seed():
+    a = recall_task(50, 7, seed=11)
+    b = recall_task(50, 7, seed=11)
+    c = recall_task(50, 7, seed=12)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(a[0], c[0])
+
+
+def test_recall_token_names_line_up_with_ids():
+    names = recall_token_names(3, 2)
+    assert names == ["v0", "v1", "v2", "d0", "d1", "?"]
+    tokens, targets = recall_task(1, 2, num_values=3, num_distractors=2)
+    assert names[tokens[0, -1]] == "?" and names[targets[0]].startswith("v")
+
+
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        ({"distance": 0}, "distance must be an int >= 1"),
+        ({"distance": (5, 2)}, "low <= high"),
+        ({"distance": (1, 2, 3)}, "(low, high) pair"),
+        ({"distance": 5, "length": 5}, "length=5 is too short for distance 5: it must be at least 6"),
+        ({"distance": 2, "num_values": 1}, "num_values must be an int >= 2"),
+    ],
+)
+def test_recall_errors_are_clear(kwargs, words):
+    with pytest.raises(ValueError) as info:
+        recall_task(10, **kwargs)
+    assert words in str(info.value)
+
+
+# ---------------------------------------------------------------- corpus
+
+
+def test_corpus_is_deterministic_and_uses_only_known_words():
+    a, b, c = toy_corpus(300, seed=0), toy_corpus(300, seed=0), toy_corpus(300, seed=1)
+    assert a == b and a != c and len(a) == 300
+    known = {w for words in WORD_CATEGORIES.values() for w in words} | {"the", "in", "is", "at", "to", "goes", "works"}
+    known |= {"drives"}
+    used = {w for s in a for w in s.split()}
+    assert used <= known
+    content = {w for words in WORD_CATEGORIES.values() for w in words}
+    assert content <= used  # 300 sentences use every content word
+
+
+def test_every_content_word_belongs_to_exactly_one_category():
+    words = [w for ws in WORD_CATEGORIES.values() for w in ws]
+    assert len(words) == len(set(words))
+
+
+def test_corpus_does_not_depend_on_global_random_state():
+    import random
+
+    random.seed(1)
+    a = toy_corpus(20, seed=5)
+    random.seed(2)
+    assert toy_corpus(20, seed=5) == a
+
+
+# ---------------------------------------------------------------- skip-gram pairs
+
+
+def test_skipgram_pairs_equal_a_loop():
+    sentences = [s for s in toy_corpus(30, seed=2)] + ["the cat", "dog"]
+    vocab = build_vocab(sentences)
+    encoded = [vocab.encode(s) for s in sentences]
+    for window in (1, 2, 4):
+        centres, contexts = skipgram_pairs(encoded, window)
+        expected = sorted(
+            (s[i].item(), s[j].item())
+            for s in encoded
+            for i in range(len(s))
+            for j in range(len(s))
+            if 0 < abs(i - j) <= window
+        )
+        assert sorted(zip(centres.tolist(), contexts.tolist())) == expected
+
+
+def test_skipgram_pairs_edge_cases():
+    centres, contexts = skipgram_pairs([torch.tensor([4])])
+    assert centres.shape == contexts.shape == (0,)
+    with pytest.raises(ValueError, match="window must be an int >= 1"):
+        skipgram_pairs([torch.tensor([1, 2])], window=0)
+    with pytest.raises(ValueError, match="1-D tensor"):
+        skipgram_pairs([torch.tensor([[1, 2]])])

@@ -1,0 +1,184 @@
+"""The training loop against a loop written out by hand, and its metric/loss helpers against PyTorch."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course_lib.train import History, accuracy, cross_entropy, evaluate, fit
+
+
+def blobs(n=256, num_classes=3, dim=4, seed=0):
+    """Gaussian blobs around well separated centres: a problem a linear model solves."""
+    g = torch.Generator().manual_seed(seed)
+    centres = 4.0 * torch.eye(num_classes, dim)
+    y = torch.randint(0, num_classes, (n,), generator=g)
+    x = centres[y] + 0.5 * torch.randn(n, dim, generator=g)
+    return x, y
+
+
+def linear(seed=0, dim=4, num_classes=3):
+    torch.manual_seed(seed)
+    return nn.Linear(dim, num_classes)
+
+
+# ---------------------------------------------------------------- loss and metric
+
+
+def test_cross_entropy_equals_pytorch_for_sequence_and_per_element_labels(device):
+    g = torch.Generator().manual_seed(0)
+    logits, y = torch.randn(5, 7, generator=g), torch.randint(0, 7, (5,), generator=g)
+    torch.testing.assert_close(cross_entropy(logits.to(device), y.to(device)).cpu(), F.cross_entropy(logits, y))
+    logits, y = torch.randn(2, 6, 4, generator=g), torch.randint(0, 4, (2, 6), generator=g)
+    y[0, 3:] = -100  # padding
+    ref = F.cross_entropy(logits.transpose(1, 2), y)  # PyTorch's own (B, C, L) layout
+    torch.testing.assert_close(cross_entropy(logits.to(device), y.to(device)).cpu(), ref)
+
+
+def test_accuracy_equals_a_loop_and_skips_ignored_targets(device):
+    g = torch.Generator().manual_seed(1)
+    logits, y = torch.randn(4, 9, 5, generator=g), torch.randint(0, 5, (4, 9), generator=g)
+    y[1, 4:] = -100
+    pred = logits.argmax(-1)
+    pairs = [(pred[b, i].item(), y[b, i].item()) for b in range(4) for i in range(9) if y[b, i] != -100]
+    expected = sum(p == t for p, t in pairs) / len(pairs)
+    assert accuracy(logits.to(device), y.to(device)) == pytest.approx(expected)
+    assert isinstance(accuracy(logits, y), float)
+
+
+def test_accuracy_and_loss_reject_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"logits \(4, 3\) and targets \(5,\)"):
+        accuracy(torch.zeros(4, 3), torch.zeros(5, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"outputs \(2, 6, 4\) and targets \(2,\)"):
+        cross_entropy(torch.zeros(2, 6, 4), torch.zeros(2, dtype=torch.long))
+    with pytest.raises(ValueError, match="empty"):
+        accuracy(torch.zeros(2, 3), torch.full((2,), -100))
+
+
+# ---------------------------------------------------------------- fit
+
+
+def test_fit_learns_a_separable_problem_on_every_device(device):
+    x, y = blobs()
+    model = linear().to(device)
+    history = fit(model, (x, y), epochs=15, lr=0.05, eval_data=blobs(seed=1), metric=accuracy, progress=False)
+    assert isinstance(history, History)
+    assert len(history.loss) == len(history.train_metric) == len(history.eval_metric) == 15
+    assert history.loss[-1] < 0.2 * history.loss[0]
+    assert history.eval_metric[-1] > 0.95
+    assert next(model.parameters()).device.type == device.type
+
+
+def test_fit_equals_a_hand_written_adam_loop():
+    """Same initial weights, same shuffling generator, same Adam: the weights must agree to the last bit."""
+    x, y = blobs(n=100)
+    ours = linear(seed=3)
+    history = fit(ours, (x, y), epochs=3, batch_size=32, lr=0.01, weight_decay=0.01, seed=7, progress=False)
+
+    ref = linear(seed=3)
+    opt = torch.optim.Adam(ref.parameters(), lr=0.01, weight_decay=0.01)
+    g = torch.Generator().manual_seed(7)
+    losses = []
+    for _ in range(3):
+        order = torch.randperm(100, generator=g)
+        total = 0.0
+        for start in range(0, 100, 32):
+            idx = order[start : start + 32]
+            loss = F.cross_entropy(ref(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(idx)
+        losses.append(total / 100)
+    for a, b in zip(ours.parameters(), ref.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert history.loss == pytest.approx(losses, rel=1e-12)
+    assert history.train_metric == [] and history.eval_metric == []
+
+
+def test_fit_is_deterministic_for_a_seed_and_shuffles_differently_for_another():
+    x, y = blobs()
+    runs = {}
+    for name, seed in (("a", 0), ("b", 0), ("c", 1)):
+        model = linear()
+        runs[name] = (fit(model, (x, y), epochs=2, seed=seed, progress=False), model.weight.detach().clone())
+    assert runs["a"][0] == runs["b"][0]
+    assert torch.equal(runs["a"][1], runs["b"][1])
+    assert not torch.equal(runs["a"][1], runs["c"][1])
+
+
+def test_fit_passes_several_inputs_and_custom_loss(device):
+    class Add(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(2))
+
+        def forward(self, a, b):
+            return a * self.w[0] + b * self.w[1]
+
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(200, generator=g), torch.randn(200, generator=g)
+    target = 2 * a - 3 * b
+    model = Add().to(device)
+    fit(model, (a, b, target), loss_fn=F.mse_loss, epochs=60, lr=0.1, batch_size=50, progress=False)
+    torch.testing.assert_close(model.w.detach().cpu(), torch.tensor([2.0, -3.0]), atol=1e-2, rtol=0)
+
+
+def test_fit_handles_a_label_per_element(device):
+    """Outputs (B, L, C), targets (B, L): the default loss and accuracy work per element."""
+    torch.manual_seed(0)
+    tokens = torch.randint(0, 5, (300, 6))
+    model = nn.Sequential(nn.Embedding(5, 8), nn.Linear(8, 5)).to(device)  # learn the identity map per token
+    history = fit(model, (tokens, tokens), epochs=20, lr=0.05, metric=accuracy, progress=False)
+    assert history.train_metric[-1] > 0.99
+
+
+def test_evaluate_scores_all_data_and_restores_the_mode(device):
+    x, y = blobs(n=300)
+    model = linear().to(device)
+    model.train()
+    expected = accuracy(model(x.to(device)), y.to(device))
+    assert evaluate(model, (x, y), accuracy, batch_size=64) == pytest.approx(expected)
+    assert model.training
+    model.eval()
+    evaluate(model, (x, y), accuracy)
+    assert not model.training
+
+
+def test_fit_prints_nothing_without_progress_and_a_bar_with_it(capsys):
+    x, y = blobs(n=64)
+    fit(linear(), (x, y), epochs=2, progress=False)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    fit(linear(), (x, y), epochs=2, desc="demo")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "demo" in captured.err and "2/2" in captured.err and "loss=" in captured.err
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,words",
+    [
+        ({"train_data": torch.zeros(3)}, TypeError, "train_data must be a tuple"),
+        ({"train_data": (torch.zeros(3, 4), torch.zeros(2))}, ValueError, "share their first dimension N"),
+        ({"train_data": (torch.zeros(0, 4), torch.zeros(0))}, ValueError, "no examples"),
+        ({"train_data": (torch.zeros(3, 4), [0, 1, 2])}, TypeError, r"train_data\[1\] must be a torch.Tensor"),
+        ({"epochs": 0}, ValueError, "epochs must be a positive int"),
+        ({"batch_size": 2.5}, ValueError, "batch_size must be a positive int"),
+        ({"eval_data": (torch.zeros(2, 4),)}, TypeError, "eval_data must be a tuple"),
+        ({"eval_data": (torch.zeros(2, 4), torch.zeros(2, dtype=torch.long))}, ValueError, "metric is None"),
+    ],
+)
+def test_fit_rejects_bad_arguments(kwargs, exc, words):
+    args = {"train_data": blobs(n=8), "progress": False, **kwargs}
+    with pytest.raises(exc, match=words):
+        fit(linear(), args.pop("train_data"), **args)
+
+
+def test_fit_refuses_a_model_without_parameters_and_reports_a_diverging_loss():
+    with pytest.raises(ValueError, match="no parameters"):
+        fit(nn.Identity(), blobs(n=8), progress=False)
+    x, y = blobs(n=8)
+    x[3, 0] = float("nan")
+    with pytest.raises(RuntimeError, match=r"loss became nan at epoch 1, step 1"):
+        fit(linear(), (x, y), batch_size=8, progress=False)
