@@ -9,7 +9,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.course-installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # Strict nbval compares stored CPU outputs, so the strict run always computes on the CPU.
-NBVAL_ENV := env -u MPLBACKEND COURSE_DEVICE=cpu PYTHONHASHSEED=0
+# One BLAS/OpenMP thread: the course's models are tiny, and spinning threads only contend for the cores.
+NBVAL_ENV := env -u MPLBACKEND COURSE_DEVICE=cpu PYTHONHASHSEED=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
 
 .PHONY: lab test test-unit test-notebooks test-gpu execute lint setup clean help
