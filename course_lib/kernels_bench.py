@@ -1,0 +1,302 @@
+"""Benchmark ``course_lib.kernels.flash_attention`` against ``torch.nn.functional.scaled_dot_product_attention``.
+
+    python -m course_lib.kernels_bench                     # the course table: N = 1k … 16k, causal and not
+    python -m course_lib.kernels_bench --csv results.csv   # also write the rows as CSV
+    python -m course_lib.kernels_bench --explore           # time many tile configs one by one (tuning aid)
+
+Every row keeps the total number of tokens B·H·N fixed (2^20 by default, H = 16), so each row moves the same
+amount of Q/K/V data and only the sequence length changes. Before anything is timed, the kernel's output is checked
+against SDPA and against the float32 reference (on as many heads as fit in memory): relative error ≤ 1e-2.
+FLOPs are counted as 4·B·H·N²·D (two N×N×D matmuls, 2 FLOPs per multiply-add) and half of that when causal.
+Times are medians of ``triton.testing.do_bench``. Needs a CUDA GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["attention_flops", "tflops", "main"]
+
+_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+TOLERANCE = 1e-2
+
+
+def attention_flops(B: int, H: int, N: int, D: int, causal: bool) -> float:
+    """FLOPs of one attention forward: Q Kᵀ and P V are each 2·N·N·D per head; causal does half the pairs."""
+    flops = 4 * B * H * N * N * D
+    return flops // 2 if causal else flops
+
+
+def tflops(flops: float, ms: float) -> float:
+    """Throughput in TFLOP/s of `flops` done in `ms` milliseconds."""
+    return flops / (ms * 1e-3) / 1e12
+
+
+def _rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
+    return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+def _inputs(B, H, N, D, dtype, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(B, H, N, D, device="cuda", dtype=dtype, generator=g) for _ in range(3)]
+
+
+def check_correctness(q, k, v, causal, out, sdpa_out) -> tuple[float, float]:
+    """(error vs the float32 reference on the first heads, error vs SDPA); raises if either exceeds 1e-2."""
+    from course_lib.kernels import attention_reference
+
+    B, H, N, D = q.shape
+    heads = max(1, min(B * H, (1 << 27) // (N * N)))  # keep the N×N float32 score matrices ≤ 512 MiB
+    flat = [t.reshape(B * H, N, D)[:heads] for t in (q, k, v)]
+    err_ref = _rel_error(out.reshape(B * H, N, D)[:heads], attention_reference(*flat, causal=causal))
+    err_sdpa = _rel_error(out, sdpa_out)
+    if not (err_ref <= TOLERANCE and err_sdpa <= TOLERANCE):
+        raise AssertionError(
+            f"flash_attention is wrong at B={B} H={H} N={N} D={D} causal={causal}: relative error "
+            f"{err_ref:.2e} vs the float32 reference, {err_sdpa:.2e} vs SDPA (allowed {TOLERANCE:.0e})"
+        )
+    return err_ref, err_sdpa
+
+
+def bench_row(N, tokens, heads, D, dtype, causal, use_tma, warmup, rep) -> dict:
+    import triton
+
+    from course_lib.kernels import best_config, flash_attention
+
+    B = max(1, tokens // (N * heads))
+    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
+    out = flash_attention(q, k, v, causal, use_tma=use_tma)  # first call: autotunes for this (N, D, causal)
+    sdpa_out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    err_ref, err_sdpa = check_correctness(q, k, v, causal, out, sdpa_out)
+    del out, sdpa_out
+
+    ours_ms = triton.testing.do_bench(
+        lambda: flash_attention(q, k, v, causal, use_tma=use_tma), warmup=warmup, rep=rep, return_mode="median"
+    )
+    sdpa_ms = triton.testing.do_bench(
+        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), warmup=warmup, rep=rep, return_mode="median"
+    )
+    flops = attention_flops(B, heads, N, D, causal)
+    cfg = best_config(q, causal, use_tma) or {}
+    return {
+        "N": N,
+        "B": B,
+        "H": heads,
+        "D": D,
+        "causal": causal,
+        "tma": use_tma,
+        "ours_ms": ours_ms,
+        "ours_tflops": tflops(flops, ours_ms),
+        "sdpa_ms": sdpa_ms,
+        "sdpa_tflops": tflops(flops, sdpa_ms),
+        "ratio": sdpa_ms / ours_ms,
+        "err_ref": err_ref,
+        "err_sdpa": err_sdpa,
+        "config": "BM{BLOCK_M} BN{BLOCK_N} w{num_warps} s{num_stages}".format(**cfg) if cfg else "",
+    }
+
+
+# A wider net than the autotuner's list (course_lib.kernels._CONFIGS), for --explore: (BLOCK_M, BLOCK_N, warps, stages).
+EXPLORE_CONFIGS = [(bm, bn, w, s) for bm, bn in [(128, 64), (128, 128)] for w in (4, 8) for s in (2, 3, 4)] + [
+    (64, 64, 4, 3),
+    (64, 32, 4, 3),
+]
+
+
+def explore(N, tokens, heads, D, dtype, causal, warmup, rep, tma_options) -> list[dict]:
+    """Time each config of EXPLORE_CONFIGS (and TMA on/off) separately at one shape."""
+    import triton
+
+    from course_lib.kernels import flash_attention
+
+    B = max(1, tokens // (N * heads))
+    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
+    sdpa_out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    sdpa_ms = triton.testing.do_bench(
+        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), warmup=warmup, rep=rep, return_mode="median"
+    )
+    flops = attention_flops(B, heads, N, D, causal)
+    rows = []
+    for use_tma in tma_options:
+        for bm, bn, w, s in EXPLORE_CONFIGS:
+            config = {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s}
+            name = "BM{BLOCK_M} BN{BLOCK_N} w{num_warps} s{num_stages}".format(**config)
+            try:
+                out = flash_attention(q, k, v, causal, use_tma=use_tma, config=config)
+                err = _rel_error(out, sdpa_out)
+                ms = triton.testing.do_bench(
+                    lambda config=config, use_tma=use_tma: flash_attention(
+                        q, k, v, causal, use_tma=use_tma, config=config
+                    ),
+                    warmup=warmup,
+                    rep=rep,
+                    return_mode="median",
+                )
+            except Exception as exc:  # noqa: BLE001 - report a config that fails to compile (e.g. out of SRAM)
+                print(f"  N={N} causal={causal} tma={use_tma} {name}: failed: {type(exc).__name__}: {exc}"[:300])
+                continue
+            row = {
+                "N": N,
+                "causal": causal,
+                "tma": use_tma,
+                "config": name,
+                "ms": ms,
+                "tflops": tflops(flops, ms),
+                "ratio": sdpa_ms / ms,
+                "err_sdpa": err,
+            }
+            print(
+                f"  N={N:6d} causal={causal!s:5} tma={use_tma!s:5} {name:22s} {ms:8.3f} ms "
+                f"{row['tflops']:6.1f} TFLOP/s  {row['ratio']:.3f}x SDPA ({sdpa_ms:.3f} ms)  err {err:.1e}",
+                flush=True,
+            )
+            rows.append(row)
+    return rows
+
+
+def sdpa_backends(N, tokens, heads, D, dtype, causal, warmup, rep) -> None:
+    """Which of PyTorch's SDPA backends is the default one fast as? (Prints one line per available backend.)"""
+    import triton
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    B = max(1, tokens // (N * heads))
+    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
+    flops = attention_flops(B, heads, N, D, causal)
+    for name in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"):
+        backend = getattr(SDPBackend, name, None)
+        if backend is None:
+            continue
+        try:
+            with sdpa_kernel([backend]):
+                ms = triton.testing.do_bench(
+                    lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                    warmup=warmup,
+                    rep=rep,
+                    return_mode="median",
+                )
+            print(f"  SDPA {name:20s} N={N} causal={causal}: {ms:.3f} ms  {tflops(flops, ms):6.1f} TFLOP/s")
+        except RuntimeError as exc:
+            print(f"  SDPA {name:20s} unavailable: {str(exc).splitlines()[0][:120]}")
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [
+        "| N | B×H | causal | ours ms | ours TFLOP/s | SDPA ms | SDPA TFLOP/s | ours / SDPA | config |",
+        "|---:|---:|:---:|---:|---:|---:|---:|---:|:---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['N']} | {r['B']}×{r['H']} | {'yes' if r['causal'] else 'no'} | {r['ours_ms']:.3f} | "
+            f"{r['ours_tflops']:.0f} | {r['sdpa_ms']:.3f} | {r['sdpa_tflops']:.0f} | {r['ratio']:.2f}× | "
+            f"{r['config']}{' TMA' if r['tma'] else ''} |"
+        )
+    return "\n".join(lines)
+
+
+def describe_device() -> str:
+    import triton
+
+    props = torch.cuda.get_device_properties(0)
+    return (
+        f"device: {torch.cuda.get_device_name(0)} ({props.multi_processor_count} SMs, compute capability "
+        f"{props.major}.{props.minor}) | torch {torch.__version__} | triton {triton.__version__}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_lib.kernels_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--ns",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[1024, 2048, 4096, 8192, 16384],
+        help="comma-separated sequence lengths (default 1024,2048,4096,8192,16384)",
+    )
+    parser.add_argument("--tokens", type=int, default=1 << 20, help="B·H·N kept fixed across rows (default 2^20)")
+    parser.add_argument("--heads", type=int, default=16, help="H; B = tokens / (N·H) (default 16)")
+    parser.add_argument("--head-dim", type=int, default=64, choices=[64, 128])
+    parser.add_argument("--dtype", choices=sorted(_DTYPES), default="bf16")
+    parser.add_argument("--causal", choices=["both", "yes", "no"], default="both")
+    parser.add_argument("--tma", action="store_true", help="load tiles through Hopper TMA descriptors")
+    parser.add_argument("--warmup", type=int, default=25, help="do_bench warm-up time, ms")
+    parser.add_argument("--rep", type=int, default=100, help="do_bench measuring time, ms")
+    parser.add_argument("--csv", metavar="PATH", help="also write the table as CSV to PATH")
+    parser.add_argument(
+        "--explore",
+        action="store_true",
+        help="instead of the table, time every autotune config alone (with and without TMA)",
+    )
+    parser.add_argument("--sdpa-backends", action="store_true", help="also time each SDPA backend separately")
+    args = parser.parse_args(argv)
+
+    if not torch.cuda.is_available():
+        print("kernels_bench needs a CUDA GPU (the Triton interpreter is far too slow to time).", file=sys.stderr)
+        return 2
+    import triton  # noqa: F401  (fail here, clearly, if it is missing)
+
+    dtype = _DTYPES[args.dtype]
+    causals = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
+    print(describe_device(), flush=True)
+    print(
+        f"dtype {args.dtype}, D = {args.head_dim}, B·H·N = {args.tokens}, H = {args.heads}; "
+        f"FLOPs = 4·B·H·N²·D (÷2 causal); do_bench median",
+        flush=True,
+    )
+
+    if args.sdpa_backends:
+        for N in args.ns:
+            for causal in causals:
+                sdpa_backends(N, args.tokens, args.heads, args.head_dim, dtype, causal, args.warmup, args.rep)
+
+    if args.explore:
+        from course_lib.kernels import tma_supported
+
+        tma_options = [False, True] if tma_supported() else [False]
+        rows = []
+        for N in args.ns:
+            for causal in causals:
+                rows += explore(
+                    N, args.tokens, args.heads, args.head_dim, dtype, causal, args.warmup, args.rep, tma_options
+                )
+        if args.csv:
+            _write_csv(args.csv, rows)
+        return 0
+
+    rows = []
+    for N in args.ns:
+        for causal in causals:
+            row = bench_row(N, args.tokens, args.heads, args.head_dim, dtype, causal, args.tma, args.warmup, args.rep)
+            print(
+                f"  N={N:6d} causal={causal!s:5} ours {row['ours_ms']:.3f} ms {row['ours_tflops']:.0f} TFLOP/s | "
+                f"SDPA {row['sdpa_ms']:.3f} ms {row['sdpa_tflops']:.0f} TFLOP/s | {row['ratio']:.2f}x | "
+                f"err {row['err_ref']:.1e} (ref) {row['err_sdpa']:.1e} (SDPA) | {row['config']}",
+                flush=True,
+            )
+            rows.append(row)
+    print()
+    print(format_table(rows))
+    if args.csv:
+        _write_csv(args.csv, rows)
+    return 0
+
+
+def _write_csv(path: str, rows: list[dict]) -> None:
+    if not rows:
+        return
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
