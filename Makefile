@@ -21,6 +21,8 @@ help:
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
 	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
 	@echo "make lint       ruff over course_lib and tests"
+	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
+	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
 
 setup: $(STAMP)
 
@@ -57,3 +59,29 @@ lint: $(STAMP)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
+
+# Student versions (course_lib/student.py): every exercise's solution replaced by a stub, outputs cleared.
+.PHONY: student
+student: $(STAMP)
+	$(BIN)/python -m course_lib.student notebooks --out student
+
+# The book and the real-browser test (tools/build_book.py, tests/e2e/). Their tools are the extras "book" (Sphinx,
+# MyST-NB, Sphinx Book Theme, and MathJax and reveal.js from PyPI) and "e2e" (Playwright, which drives Debian's
+# Chromium: `apt-get install chromium`, or tools/ensure_chromium.sh; it never downloads a browser).
+BOOK_STAMP := $(VENV)/.course-book-installed
+E2E_STAMP  := $(VENV)/.course-e2e-installed
+.PHONY: book e2e
+
+$(BOOK_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[dev,book]"
+	@touch $@
+
+$(E2E_STAMP): $(BOOK_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[dev,book,e2e]"
+	@touch $@
+
+book: $(BOOK_STAMP)
+	$(BIN)/python tools/build_book.py
+
+e2e: $(E2E_STAMP) book
+	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q

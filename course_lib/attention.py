@@ -198,3 +198,217 @@ class SelfAttention(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, d_k={self.d_k}, d_v={self.d_v}"
+
+
+# ---------------------------------------------------------------- multi-head attention (notebook 06)
+#
+# Extra shape letters for this part: ``B`` batch, ``H`` heads, ``Dh = D / H`` width of one head.
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """Cut the last dimension into ``num_heads`` equal slices and move the heads forward.
+
+    ``(B, L, D)`` → ``(B, H, L, Dh)`` with ``Dh = D / H``: head ``h`` gets columns ``h*Dh : (h+1)*Dh``.
+    """
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads <= 0:
+        raise ValueError(f"num_heads must be a positive int, got {num_heads!r}")
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (B, L, D), got {_shape(x)}")
+    B, L, D = x.shape
+    if D % num_heads:
+        raise ValueError(f"the width D={D} of x {_shape(x)} is not divisible by num_heads={num_heads}")
+    return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dh) -> (B, H, L, Dh)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dh)`` → ``(B, L, H*Dh)``."""
+    if x.dim() != 4:
+        raise ValueError(f"x must have shape (B, H, L, Dh), got {_shape(x)}")
+    B, H, L, Dh = x.shape
+    return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)
+
+
+def _check_sequence(name: str, t: object, d_model: int) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dim() != 3 or t.shape[-1] != d_model:
+        raise ValueError(f"{name} must have shape (B, length, d_model={d_model}), got {_shape(t)}")
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Multi-head attention built from :func:`scaled_dot_product_attention`, equal to ``nn.MultiheadAttention``.
+
+    .. math::  \operatorname{MHA}(X_q, X_{kv}) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_O,
+               \qquad \text{head}_h = \operatorname{Attention}(X_q W_Q^{(h)},\; X_{kv} W_K^{(h)},\; X_{kv} W_V^{(h)})
+
+    The ``H`` per-head projections ``W_Q^{(h)}`` (``(D, Dh)`` each) are stored side by side as one
+    ``nn.Linear(D, D)`` (``w_q``; likewise ``w_k``, ``w_v``): head ``h`` uses output columns ``h*Dh:(h+1)*Dh``,
+    so one matrix product followed by a reshape (:func:`split_heads`) computes every head at once.
+    ``w_o`` is the output projection ``W_O`` that mixes the concatenated heads.
+
+    Args:
+        d_model: model width ``D`` of queries, keys and values (and of the output).
+        num_heads: number of heads ``H``; ``d_model`` must be divisible by it (else ``ValueError``).
+        bias: add a bias to the four projections (default True, as ``nn.MultiheadAttention``).
+
+    Forward ``(query, key=None, value=None, mask=None, return_weights=False)``:
+        - ``query`` ``(B, L, D)``; ``key`` ``(B, S, D)``; ``value`` ``(B, S, D)``. Inputs are batch first.
+        - self-attention when ``key`` and ``value`` are omitted (both default to ``query``);
+          cross-attention when ``key`` is given (``value`` defaults to ``key``); ``S`` may differ from ``L``.
+        - ``mask``: boolean, **True = may attend**. Accepted shapes, each dimension of size 1 broadcasting:
+          ``(L, S)`` the same for every sequence and head; ``(B, L, S)`` one per sequence, shared by the heads
+          (a :func:`course_lib.masks.padding_mask` ``(B, 1, S)`` is of this kind); ``(B, H, L, S)`` one per head.
+          A query whose keys are all masked gets a zero attention output (then only ``w_o``'s bias remains).
+        - returns ``output`` ``(B, L, D)``, and with ``return_weights=True`` also the per-head attention weights
+          ``(B, H, L, S)`` (not averaged over heads).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, bias: bool = True):
+        super().__init__()
+        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)  # the H matrices W_Q^(h) side by side
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)  # mixes the concatenated heads
+
+    def _head_mask(self, mask: Tensor, B: int, L: int, S: int) -> Tensor:
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+            raise TypeError(f"mask must be a boolean tensor (True = may attend), got {got}")
+        if mask.dim() == 3:
+            mask = mask[:, None]  # (B, L, S) -> (B, 1, L, S): the same mask for every head
+        elif mask.dim() not in (2, 4):
+            raise ValueError(
+                f"mask must have shape (L, S), (B, L, S) or (B, H, L, S), got {_shape(mask)} "
+                f"(here B={B}, H={self.num_heads}, L={L}, S={S})"
+            )
+        target = (B, self.num_heads, L, S)
+        try:
+            ok = torch.broadcast_shapes(mask.shape, target) == target
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"mask does not broadcast to (B, H, L, S) = {target}: as (B, H, L, S) it has shape {_shape(mask)}"
+            )
+        return mask
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        return_weights: bool = False,
+    ):
+        if key is None and value is not None:
+            raise ValueError("value was given without key: pass key too (or neither, for self-attention)")
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            _check_sequence(name, t, self.d_model)
+        B, L, _ = query.shape
+        S = key.shape[1]
+        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
+            raise ValueError(
+                f"query (B, L, D), key (B, S, D) and value (B, S, D) must agree on B and S: "
+                f"got query {_shape(query)}, key {_shape(key)}, value {_shape(value)}"
+            )
+        if mask is not None:
+            mask = self._head_mask(mask, B, L, S)
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
+        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
+        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, return_weights=True)  # (B,H,L,Dh), (B,H,L,S)
+        out = self.w_o(merge_heads(heads))  # (B, L, D)
+        return (out, weights) if return_weights else out
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of ``m``'s weights in this class (same device and dtype), so the outputs match ``m``'s.
+
+        ``nn.MultiheadAttention`` stores ``W_Q, W_K, W_V`` stacked in ``in_proj_weight`` ``(3D, D)`` and
+        ``W_O`` in ``out_proj``. Its boolean ``attn_mask`` means the opposite of ours (True = *not* allowed):
+        pass ``~mask`` to it. The weights do not depend on ``batch_first``; our inputs are always batch first.
+        Outputs match when ``m`` has ``dropout=0`` or is in eval mode. Modules with ``kdim``/``vdim`` different
+        from ``embed_dim``, ``add_bias_kv`` or ``add_zero_attn`` have no counterpart here (``ValueError``).
+        """
+        if not isinstance(m, nn.MultiheadAttention):
+            raise TypeError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        if not m._qkv_same_embed_dim:
+            raise ValueError(f"kdim={m.kdim} / vdim={m.vdim} differ from embed_dim={m.embed_dim}: not supported")
+        if m.bias_k is not None or m.add_zero_attn:
+            raise ValueError("add_bias_kv and add_zero_attn are not supported")
+        bias = m.in_proj_bias is not None
+        weight = m.in_proj_weight
+        new = cls(m.embed_dim, m.num_heads, bias=bias).to(device=weight.device, dtype=weight.dtype)
+        D = m.embed_dim
+        with torch.no_grad():
+            for i, lin in enumerate((new.w_q, new.w_k, new.w_v)):
+                lin.weight.copy_(weight[i * D : (i + 1) * D])
+                if bias:
+                    lin.bias.copy_(m.in_proj_bias[i * D : (i + 1) * D])
+            new.w_o.weight.copy_(m.out_proj.weight)
+            if bias:
+                new.w_o.bias.copy_(m.out_proj.bias)
+        return new
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}"
+
+
+__all__ += ["MultiHeadAttention", "merge_heads", "split_heads"]
+
+
+# ---------------------------------------------------------------- the softmax Jacobian (notebook 04)
+
+
+def softmax_jacobian(a: Tensor) -> Tensor:
+    r"""Jacobian of the softmax at the point where its output is ``a``: ``J = diag(a) - a a^T``.
+
+    If ``a = softmax(s)`` over the last dimension, then ``J[..., i, j] = ∂a_i / ∂s_j = a_i (δ_ij - a_j)``.
+    ``J`` is symmetric, each of its rows sums to 0 (adding a constant to every score changes nothing) and it is
+    positive semi-definite. The backward pass never builds it: ``∂L/∂s = J g = a * (g - (a · g))`` for the
+    upstream gradient ``g = ∂L/∂a``.
+
+    Args:
+        a: softmax outputs ``(..., N)``: entries in ``[0, 1]``, each row summing to 1, e.g. attention weights
+            ``(..., L, S)`` (then ``N = S``). A row of zeros (a query that sees no key, see
+            :func:`attention_weights`) is accepted and gives ``J = 0``, the derivative of a constant output.
+
+    Returns:
+        ``J`` of shape ``(..., N, N)``, in ``a``'s dtype and on its device (half precision is computed in float32).
+
+    Raises:
+        TypeError: ``a`` is not a floating tensor.
+        ValueError: ``a`` is 0-d, has negative entries or a row whose sum is neither 1 nor 0 (logits instead of
+            probabilities, or the softmax taken over another dimension).
+    """
+    if not isinstance(a, Tensor):
+        raise TypeError(f"a must be a torch.Tensor, got {type(a).__name__}")
+    if not a.dtype.is_floating_point:
+        raise TypeError(f"a must have a floating dtype, got {a.dtype}")
+    if a.dim() < 1:
+        raise ValueError(f"a must have at least 1 dimension (..., N), got shape {_shape(a)}")
+    compute = torch.float32 if a.dtype in _HALF else a.dtype
+    p = a.to(compute)
+    if p.numel():
+        tol = 1e-2 if a.dtype in _HALF else (1e-4 if compute == torch.float32 else 1e-10) * max(1, a.shape[-1])
+        sums = p.sum(dim=-1)  # (...,)
+        bad_sum = ((sums - 1).abs() > tol) & (sums.abs() > tol)
+        if bool((p < -tol).any()) or bool(bad_sum.any()):
+            raise ValueError(
+                f"a of shape {_shape(a)} must hold probabilities along its last dimension (entries >= 0, each row "
+                f"summing to 1, or all zeros); got row sums in [{sums.min().item():.4g}, {sums.max().item():.4g}] "
+                f"and smallest entry {p.min().item():.4g}. Pass softmax(scores, dim=-1), not the scores."
+            )
+    jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., N, N): diag(a) - a a^T
+    return jac.to(a.dtype)
+
+
+__all__ += ["softmax_jacobian"]

@@ -1,31 +1,192 @@
 """Exercise checkers: compare a student's answer with a reference and explain the first difference in words.
 
 A failed check raises ``AssertionError`` whose message says *what* is wrong (shape, dtype, which element,
-by how much) instead of only that something is. Notebooks call these right after each exercise cell.
+by how much) instead of only that something is, and, where the pattern of the difference gives it away, adds a
+hint at the likely cause: a result that is a constant multiple of the expected one (a wrong scale), weights that
+sum to 1 over the wrong axis (softmax over the queries instead of the keys), a weight that should be exactly 0
+(a mask not applied) or a zero where a weight was expected (a mask applied the wrong way round), a transposed
+result, NaN. Notebooks call these right after each exercise cell.
+
+The student version of a notebook (``python -m course_lib.student``) replaces a solution by a stub: a function
+body by ``raise NotImplementedError(...)``, a value answer ``x = ...`` by ``x = unanswered("Exercise N: x")``,
+a placeholder that raises ``NotImplementedError`` as soon as a check touches it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor
 
-__all__ = ["explain_difference", "check_close", "check_function"]
+__all__ = ["Unanswered", "unanswered", "explain_difference", "check_close", "check_function"]
 
 
-def explain_difference(actual: object, expected: Tensor, *, atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
-    """Return a sentence describing the first way ``actual`` differs from ``expected``, or None if they agree."""
+# ---------------------------------------------------------------- placeholder for unanswered value exercises
+
+
+class Unanswered:
+    """Stands where the student version of a notebook expects a value answer; any use raises NotImplementedError.
+
+    ``q_2 = unanswered("Exercise 1: q_2")`` lets the exercise cell run, and the check after it then fails with
+    ``NotImplementedError: Exercise 1: q_2 is not answered yet ...`` instead of a confusing ``NameError``.
+    Converting it (``torch.tensor(x)``, ``float(x)``), comparing it, doing arithmetic with it or calling it
+    all raise; only ``repr`` works, so that it can be displayed.
+    """
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str = "this exercise"):
+        self.what = what
+
+    def _fail(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"{self.what} is not answered yet: replace `unanswered(...)` in the exercise cell with your answer"
+        )
+
+    for _name in (
+        "__bool__ __float__ __int__ __index__ __complex__ __len__ __iter__ __getitem__ __contains__ __call__ "
+        "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __neg__ __pos__ __abs__ __invert__ __round__ __format__ "
+        "__array__ __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ "
+        "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ __rand__ __or__ __ror__"
+    ).split():
+        locals()[_name] = _fail
+    del _name
+    __hash__ = object.__hash__
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):  # torch.allclose(x, ...), torch.stack([x]) ...
+        found = [a for a in (*args, *(kwargs or {}).values()) if isinstance(a, Unanswered)]
+        (found[0] if found else cls())._fail()
+
+    def __repr__(self) -> str:
+        return f"unanswered({self.what!r})"
+
+
+def unanswered(what: str = "this exercise") -> Unanswered:
+    """The placeholder the student version puts where a value answer goes (see :class:`Unanswered`)."""
+    return Unanswered(what)
+
+
+def _raise_if_unanswered(*values: object) -> None:
+    for value in values:
+        if isinstance(value, Unanswered):
+            value._fail()
+
+
+# ---------------------------------------------------------------- explaining a difference
+
+
+def _sqrt_name(c: float) -> str:
+    """``' (= √4)'`` when ``c`` is the square root (or its inverse) of a small integer that is not a square."""
+    for value, prefix in ((c, "√"), (1.0 / c if c else 0.0, "1/√")):
+        square = value * value
+        n = round(square)
+        if 2 <= n <= 4096 and math.isclose(square, n, rel_tol=1e-4) and math.isqrt(n) ** 2 != n:
+            return f" (= {prefix}{n})"
+    return ""
+
+
+def _rows_sum_to_one(t: Tensor, dim: int) -> Tensor:
+    s = t.sum(dim=dim)
+    return ((s - 1).abs() < 1e-3) | (s.abs() < 1e-6)  # a row whose keys are all masked sums to 0
+
+
+def _first(where: Tensor) -> str:
+    return "[" + ", ".join(str(int(i)) for i in where.nonzero()[0]) + "]"
+
+
+def _hint(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
+    """A sentence guessing the cause of the difference between float tensors ``a`` and ``e`` (same shape), or ''."""
+    a, e = a.double(), e.double()
+    nan = torch.isnan(a) & ~torch.isnan(e)
+    if nan.any():
+        return (
+            f" You have NaN at {_first(nan)} where the expected result is finite: a softmax over a row whose scores "
+            "are all -inf (every key masked), or a division by zero?"
+        )
+    if not torch.isfinite(a).all() or not torch.isfinite(e).all():
+        return ""
+    if (a == 0).all():
+        return " Your result is all zeros: did the function return before computing anything?"
+    # a constant multiple of the expected result: a wrong (missing, extra, inverted) scale factor
+    big = e.abs() > 1e-6 * max(e.abs().max().item(), 1e-30)
+    if big.any():
+        c = (a[big] / e[big]).median().item()
+        if c != 0 and not math.isclose(c, 1.0, rel_tol=1e-3) and torch.allclose(a, c * e, atol=atol, rtol=1e-3):
+            return (
+                f" Every element of yours is {c:.4g}{_sqrt_name(c)} times the expected one: "
+                "a missing, extra or wrong scale factor (such as 1/√d_k)?"
+            )
+    if a.dim() >= 2 and a.shape[-1] == a.shape[-2] and torch.allclose(a, e.transpose(-2, -1), atol=atol, rtol=rtol):
+        return " Yours equals the expected result transposed: rows and columns swapped (K Qᵀ instead of Q Kᵀ?)."
+    # attention weights: every expected row sums to 1 over the last (key) axis
+    if a.dim() >= 2 and (e >= 0).all() and _rows_sum_to_one(e, -1).all() and not _rows_sum_to_one(a, -1).all():
+        if (a >= 0).all() and _rows_sum_to_one(a, -2).all():
+            return (
+                " The expected rows sum to 1 over the last axis (the keys) but yours do not, while your columns do: "
+                "a softmax over the wrong axis? Normalise over dim=-1."
+            )
+        return (
+            " The expected rows sum to 1 over the last axis (the keys) but yours do not "
+            f"(your first row sums to {a.reshape(-1, a.shape[-1])[0].sum().item():.4g})."
+        )
+    wrong = ~torch.isclose(a, e, atol=atol, rtol=rtol)
+    leaked = wrong & (e == 0) & (a != 0)  # weight where the expected result has exactly none
+    blocked = wrong & (a == 0) & (e != 0)  # no weight where the expected result has some
+    if leaked.any() and blocked.any():
+        return (
+            f" Yours is 0 where the expected value is not (first at {_first(blocked)}) and nonzero where it is exactly "
+            f"0 (first at {_first(leaked)}): a mask inverted? Remember True = may attend."
+        )
+    if leaked.any():
+        return (
+            f" The expected value is exactly 0 at {_first(leaked)} but yours is not: a position that should be masked "
+            "out (padding, or a future token) is visible? Remember True = may attend."
+        )
+    if blocked.any():
+        return (
+            f" Yours is exactly 0 at {_first(blocked)} where the expected value is not: a position hidden that "
+            "should be visible (a mask inverted? True = may attend)?"
+        )
+    return ""
+
+
+def explain_difference(
+    actual: object, expected: Tensor, *, atol: float = 1e-5, rtol: float = 1e-4, hints: bool = True
+) -> str | None:
+    """Return a sentence describing the first way ``actual`` differs from ``expected``, or None if they agree.
+
+    ``hints=False`` leaves out the guess at a cause that follows a difference in values (a scale factor, the softmax
+    axis, a mask, a transpose: written for attention exercises), for exercises where such a guess would mislead;
+    the description of the difference itself (shape, dtype, where, by how much) stays.
+
+    Raises ``NotImplementedError`` if ``actual`` is an :class:`Unanswered` placeholder.
+    """
+    _raise_if_unanswered(actual)
     if not isinstance(actual, Tensor):
-        return f"expected a torch.Tensor, got {type(actual).__name__}"
+        extra = ""
+        if isinstance(actual, tuple | list):
+            extra = f" of {len(actual)} items"
+            if actual and isinstance(actual[0], Tensor):
+                extra += " (return one tensor, not several)"
+        return f"expected a torch.Tensor, got {type(actual).__name__}{extra}"
     if actual.shape != expected.shape:
         hint = ""
         a_shape, e_shape = tuple(actual.shape), tuple(expected.shape)
         if len(a_shape) == len(e_shape) >= 2 and a_shape[:-2] == e_shape[:-2] and a_shape[-2:] == e_shape[-2:][::-1]:
             hint = " (its last two dimensions look swapped: a transpose?)"
+        elif actual.numel() == expected.numel() and actual.squeeze().shape == expected.squeeze().shape:
+            hint = " (the same numbers of elements up to dimensions of size 1: a missing or extra unsqueeze/squeeze?)"
+        elif actual.numel() == expected.numel():
+            hint = " (the same number of elements in another arrangement: a reshape or view in the wrong order?)"
         return f"shape is {tuple(actual.shape)}, expected {tuple(expected.shape)}{hint}"
     if actual.dtype != expected.dtype:
-        return f"dtype is {actual.dtype}, expected {expected.dtype}"
+        hint = ""
+        if expected.dtype.is_floating_point and not actual.dtype.is_floating_point:
+            hint = " (integers where floats are expected: write 2.0 rather than 2, or convert with .float())"
+        return f"dtype is {actual.dtype}, expected {expected.dtype}{hint}"
     a, e = actual.detach().cpu(), expected.detach().cpu()
     if a.dtype == torch.bool or not a.dtype.is_floating_point:
         wrong = a != e
@@ -44,14 +205,26 @@ def explain_difference(actual: object, expected: Tensor, *, atol: float = 1e-5, 
     if a.dtype.is_floating_point:
         diff = (a.double() - e.double()).abs().max().item()
         message += f" (largest absolute difference {diff:.3g})"
+        hint = _hint(a, e, atol, rtol) if hints else ""
+        if hint:
+            message += "." + hint
     return message
 
 
 def check_close(
-    actual: object, expected: Tensor, name: str = "your answer", *, atol: float = 1e-5, rtol: float = 1e-4
+    actual: object,
+    expected: Tensor,
+    name: str = "your answer",
+    *,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    hints: bool = True,
 ) -> None:
-    """Raise ``AssertionError`` explaining how ``actual`` differs from ``expected``; print a short OK otherwise."""
-    problem = explain_difference(actual, expected, atol=atol, rtol=rtol)
+    """Raise ``AssertionError`` explaining how ``actual`` differs from ``expected``; print a short OK otherwise.
+
+    An :class:`Unanswered` placeholder (the student version's stub) raises ``NotImplementedError`` instead.
+    """
+    problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
     if problem is not None:
         raise AssertionError(f"{name}: {problem}")
     print(f"✓ {name} is correct")
@@ -67,26 +240,51 @@ def check_function(
     seed: int = 0,
     atol: float = 1e-5,
     rtol: float = 1e-4,
+    hints: bool = True,
 ) -> None:
     """Run ``fn`` and ``reference`` on ``trials`` fresh random inputs and explain the first disagreement.
 
     ``make_inputs(generator)`` returns the positional arguments of one trial; it is called with a generator
-    seeded from ``seed`` so every run of the check draws the same inputs.
+    seeded from ``seed`` so every run of the check draws the same inputs. Each function gets its own copy of
+    the inputs, so a function that modifies its arguments in place cannot change what the other one sees.
+    ``NotImplementedError`` (the stub of the student version) passes through unchanged. ``hints=False`` leaves
+    out the guesses at a cause, as in :func:`explain_difference`.
     """
+    _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
     generator = torch.Generator().manual_seed(seed)
     for trial in range(trials):
         args = make_inputs(generator)
-        expected = reference(*args)
+        shapes = [_describe(a) for a in args]
+        expected = reference(*_copies(args))
         try:
-            actual = fn(*args)
+            actual = fn(*_copies(args))
         except NotImplementedError:
             raise
         except Exception as err:  # report the student's error together with the inputs' shapes
-            shapes = [tuple(a.shape) if isinstance(a, Tensor) else a for a in args]
             raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
-        problem = explain_difference(actual, expected, atol=atol, rtol=rtol)
+        problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
         if problem is not None:
-            shapes = [tuple(a.shape) if isinstance(a, Tensor) else a for a in args]
             raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
     print(f"✓ {name} agrees with the reference on {trials} random inputs")
+
+
+def _describe(arg: object) -> object:
+    """How an input appears in a message: a tensor by its shape, a module by its class name, anything else as is."""
+    if isinstance(arg, Tensor):
+        return tuple(arg.shape)
+    if isinstance(arg, torch.nn.Module):
+        return _Name(type(arg).__name__)
+    if type(arg) in (list, tuple):  # e.g. a list of per-layer weight tensors: describe each item, not dump them
+        described = [_describe(a) for a in arg]
+        return described if isinstance(arg, list) else tuple(described)
+    return arg
+
+
+class _Name(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _copies(args: Sequence[object]) -> list[object]:
+    return [a.clone() if isinstance(a, Tensor) else a for a in args]

@@ -1,21 +1,36 @@
-"""Small data sets for the notebooks, generated from a seed (nothing is downloaded, nothing is licensed).
+"""Small data sets for the notebooks: generated from a seed, or shipped in ``data/`` and checked on loading.
 
 - :func:`recall_task` — a long-range recall task whose dependency distance is a parameter;
+- :func:`associative_recall` — recall the value of one of ``K`` key-value pairs: how much a model must keep;
 - :func:`toy_corpus` — English sentences from a template grammar with word categories, for learning embeddings;
-- :func:`skipgram_pairs` — (centre word, context word) pairs for a skip-gram model.
+- :func:`skipgram_pairs` — (centre word, context word) pairs for a skip-gram model;
+- :func:`load_digits` — the 1,797 8 x 8 handwritten digits shipped as ``data/digits.npz`` (UCI, CC BY 4.0; see
+  ``data/SOURCES.md``), verified against their SHA-256 checksum. Nothing is downloaded.
 
 Shape legend: ``N`` examples, ``L`` sequence length.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["WORD_CATEGORIES", "recall_task", "recall_token_names", "skipgram_pairs", "toy_corpus"]
+from .paths import DATA_DIR
+
+__all__ = [
+    "WORD_CATEGORIES",
+    "associative_recall",
+    "recall_task",
+    "recall_token_names",
+    "skipgram_pairs",
+    "toy_corpus",
+]
 
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -88,6 +103,72 @@ def recall_token_names(num_values: int = 8, num_distractors: int = 16) -> list[s
     _positive_int("num_values", num_values, 2)
     _positive_int("num_distractors", num_distractors)
     return [f"v{i}" for i in range(num_values)] + [f"d{i}" for i in range(num_distractors)] + ["?"]
+
+
+def associative_recall(
+    num_samples: int,
+    num_pairs: int | tuple[int, int],
+    *,
+    max_pairs: int | None = None,
+    num_keys: int = 32,
+    num_values: int = 8,
+    seed: int = 0,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Show ``K`` (key, value) pairs, then one of the keys: the target is the value that came with it.
+
+    Each position holds one pair, given as two aligned token sequences, ``keys`` and ``values``. The ``K`` pairs of
+    an example sit at the end of its first ``max_pairs`` positions, after ``max_pairs - K`` padding pairs, and the
+    last position holds the query: one of the example's keys, with the value slot marked as asked. Keys within an
+    example are distinct. A model that reads from left to right must store all ``K`` pairs before it sees which one
+    is asked; a model that can look back from the query at every position need not.
+
+    Token ids: keys ``0 .. num_keys - 1`` and ``num_keys`` for padding (``num_keys + 1`` key tokens); values
+    ``0 .. num_values - 1``, ``num_values`` for "asked" (the query's value slot) and ``num_values + 1`` for padding
+    (``num_values + 2`` value tokens). Chance accuracy is ``1 / num_values``.
+
+    Args:
+        num_samples: ``N``.
+        num_pairs: ``K``, an int ``>= 1`` or an inclusive range ``(low, high)`` from which each example draws its own.
+        max_pairs: ``P``, positions before the query, default the largest ``K``; at most ``num_keys``.
+        num_keys, num_values: sizes of the two token sets.
+        seed: seeds the ``torch.Generator`` that draws everything.
+
+    Returns:
+        ``(keys, values, targets)``: ``(N, P + 1)``, ``(N, P + 1)`` and ``(N,)``, int64, on the CPU.
+    """
+    _positive_int("num_samples", num_samples)
+    _positive_int("num_keys", num_keys)
+    _positive_int("num_values", num_values, 2)
+    if isinstance(num_pairs, tuple):
+        if len(num_pairs) != 2:
+            raise ValueError(f"num_pairs must be an int or a (low, high) pair, got {num_pairs!r}")
+        low, high = num_pairs
+        _positive_int("num_pairs[0]", low)
+        _positive_int("num_pairs[1]", high)
+        if low > high:
+            raise ValueError(f"num_pairs range must have low <= high, got {num_pairs!r}")
+    else:
+        _positive_int("num_pairs", num_pairs)
+        low = high = num_pairs
+    max_pairs = high if max_pairs is None else max_pairs
+    _positive_int("max_pairs", max_pairs)
+    if not high <= max_pairs <= num_keys:
+        raise ValueError(
+            f"max_pairs={max_pairs} must be at least the largest num_pairs ({high}) and at most num_keys={num_keys} "
+            "(the keys of an example are distinct)"
+        )
+
+    g = torch.Generator().manual_seed(seed)
+    keys = torch.rand(num_samples, num_keys, generator=g).argsort(dim=1)[:, :max_pairs]  # distinct keys per row
+    values = torch.randint(0, num_values, (num_samples, max_pairs), generator=g)
+    counts = torch.randint(low, high + 1, (num_samples,), generator=g)  # K of each example
+    asked = max_pairs - counts + (torch.rand(num_samples, generator=g) * counts).long()  # position of the asked pair
+    rows = torch.arange(num_samples)
+    query, targets = keys[rows, asked], values[rows, asked]
+    padding = torch.arange(max_pairs)[None, :] < (max_pairs - counts)[:, None]  # (N, P): the first P - K positions
+    keys = torch.cat([keys.masked_fill(padding, num_keys), query[:, None]], dim=1)  # (N, P + 1)
+    values = torch.cat([values.masked_fill(padding, num_values + 1), torch.full_like(query[:, None], num_values)], 1)
+    return keys, values, targets
 
 
 #: The word categories of :func:`toy_corpus` (every content word belongs to exactly one).
@@ -164,3 +245,66 @@ def skipgram_pairs(sentences: Sequence[Tensor], window: int = 2) -> tuple[Tensor
     if not centres:
         return torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
     return torch.cat(centres), torch.cat(contexts)
+
+
+# ---------------------------------------------------------------- shipped data: handwritten digits (notebooks 09, 10)
+
+__all__ += ["DIGITS_SHA256", "DataFileError", "load_digits"]
+
+#: SHA-256 of ``data/digits.npz`` as shipped (also listed in ``data/SOURCES.md``).
+DIGITS_SHA256 = "6a6432310fd6e1be5ff3b45259efbbb2c8e76103c5f64f64b4d80f530315b5c6"
+
+
+class DataFileError(ValueError):
+    """A file in ``data/`` exists but is not the file the course shipped (its checksum or contents differ)."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_digits(path: str | Path | None = None, *, scale: bool = True) -> tuple[Tensor, Tensor]:
+    """The 1,797 handwritten digits of the UCI "Optical Recognition of Handwritten Digits" data (8 x 8 pixels).
+
+    Each pixel counts the ink in a 4 x 4 block of a 32 x 32 bitmap, so it is an integer ``0 .. 16``
+    (Alpaydin & Kaynak, 1998; the file holds the 1,797 images of the UCI test set, the copy scikit-learn ships).
+    The file is checked against :data:`DIGITS_SHA256` before it is read.
+
+    Args:
+        path: the ``.npz`` file; default ``data/digits.npz`` of the course (``course_lib.paths.DATA_DIR``).
+        scale: divide the pixels by 16 and return float32 in ``[0, 1]`` (default); ``False`` returns the raw uint8
+            counts ``0 .. 16``.
+
+    Returns:
+        ``(images, labels)``: ``(N, 1, 8, 8)`` (float32 in [0, 1], or uint8) and ``(N,)`` int64 digits ``0 .. 9``,
+        ``N = 1797``, on the CPU, in the file's order.
+
+    Raises:
+        FileNotFoundError: the file is missing (restore it: ``git checkout data/digits.npz``).
+        DataFileError: the file's checksum or contents differ from the shipped file (it was altered or truncated).
+    """
+    path = DATA_DIR / "digits.npz" if path is None else Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the digits data file {path} is missing; it ships with the course in data/digits.npz "
+            "(restore it with `git checkout data/digits.npz`; data/SOURCES.md says where it comes from)"
+        )
+    actual = _sha256(path)
+    if actual != DIGITS_SHA256:
+        raise DataFileError(
+            f"{path} is not the digits file the course ships: its SHA-256 is {actual}, expected {DIGITS_SHA256} "
+            "(the file was altered or truncated; restore it with `git checkout data/digits.npz`)"
+        )
+    with np.load(path, allow_pickle=False) as data:
+        images, labels = data["images"], data["labels"]
+    if images.shape != (1797, 8, 8) or labels.shape != (1797,) or images.dtype != np.uint8:
+        raise DataFileError(f"{path} holds images {images.shape} {images.dtype} and labels {labels.shape}")
+    images = torch.from_numpy(images.copy())[:, None]  # (N, 1, 8, 8) uint8: one channel
+    labels = torch.from_numpy(labels.astype(np.int64))  # (N,)
+    if scale:
+        images = images.float() / 16.0
+    return images, labels

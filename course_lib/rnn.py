@@ -3,6 +3,9 @@ back through time.
 
 .. math::  h_t = \tanh(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh}), \qquad t = 1, \dots, L
 
+The LSTM helpers (:func:`lstm_gates`, :func:`cell_jacobian_norms`) unroll a ``torch.nn.LSTM`` step by step with its
+own weights, to look inside it: its gates, and how the last cell state depends on earlier ones.
+
 Shape legend: ``B`` batch, ``L`` sequence length, ``I`` input width, ``H`` hidden width.
 Inputs are batch-first, ``(B, L, I)``, like ``nn.RNN(..., batch_first=True)``. The hidden state after reading
 ``x_t`` is ``h_t``; in a tensor of all states, ``h_t`` sits at index ``t - 1``.
@@ -15,7 +18,14 @@ import math
 import torch
 from torch import Tensor, nn
 
-__all__ = ["VanillaRNN", "gradient_norms_through_time", "hidden_jacobians", "input_gradient_norms"]
+__all__ = [
+    "VanillaRNN",
+    "cell_jacobian_norms",
+    "gradient_norms_through_time",
+    "hidden_jacobians",
+    "input_gradient_norms",
+    "lstm_gates",
+]
 
 _ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
 
@@ -193,3 +203,79 @@ def input_gradient_norms(model: nn.Module, x: Tensor, *, ord: int | str = 2) -> 
         (grad,) = torch.autograd.grad((out[:, -1] * select).sum(), x_rep)  # (H*B, L, I)
     jac = grad.reshape(hidden, batch, length, x.shape[-1]).permute(1, 2, 0, 3).flip(1)  # (B, L, H, I)
     return _matrix_norms(jac, ord)  # (B, L)
+
+
+# ---------------------------------------------------------------- looking inside an nn.LSTM
+
+
+def _check_lstm(lstm: nn.LSTM, x: Tensor) -> None:
+    if not isinstance(lstm, nn.LSTM):
+        raise TypeError(f"lstm must be a torch.nn.LSTM, got {type(lstm).__name__}")
+    if lstm.num_layers != 1 or lstm.bidirectional or lstm.proj_size or not lstm.batch_first:
+        raise ValueError(
+            "lstm must be a one-layer, one-directional nn.LSTM with batch_first=True and no projection, got "
+            f"num_layers={lstm.num_layers}, bidirectional={lstm.bidirectional}, proj_size={lstm.proj_size}, "
+            f"batch_first={lstm.batch_first}"
+        )
+    if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != lstm.input_size:
+        shape = tuple(x.shape) if isinstance(x, Tensor) else x
+        raise ValueError(f"x must be a tensor (B, L, I={lstm.input_size}), got {shape!r}")
+
+
+def _lstm_unrolled(lstm: nn.LSTM, x: Tensor, c0: Tensor) -> tuple[list[dict[str, Tensor]], list[Tensor]]:
+    """Step-by-step LSTM from ``h_0 = 0`` and the given ``c_0`` ``(B, H)``: per step a dict of the gates and states
+    (each ``(B, H)``), and the list ``[c_1, ..., c_L]`` of the tensors autograd can differentiate against."""
+    w_ih, w_hh = lstm.weight_ih_l0, lstm.weight_hh_l0  # (4H, I), (4H, H); gate order i, f, g, o
+    bias = lstm.bias_ih_l0 + lstm.bias_hh_l0 if lstm.bias else None
+    h, c = torch.zeros_like(c0), c0
+    steps, cells = [], []
+    for t in range(x.shape[1]):
+        pre = x[:, t] @ w_ih.T + h @ w_hh.T  # (B, 4H)
+        if bias is not None:
+            pre = pre + bias
+        a_i, a_f, a_g, a_o = pre.chunk(4, dim=-1)  # each (B, H)
+        i, f, g, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+        c = f * c + i * g  # the additive cell update
+        h = o * torch.tanh(c)
+        steps.append({"i": i, "f": f, "g": g, "o": o, "c": c, "h": h})
+        cells.append(c)
+    return steps, cells
+
+
+def lstm_gates(lstm: nn.LSTM, x: Tensor) -> dict[str, Tensor]:
+    r"""Run a one-layer, batch-first ``nn.LSTM`` step by step from zero states and return what happens inside it.
+
+    Returns a dict of ``(B, L, H)`` tensors (no gradients): the gates ``"i"`` (input), ``"f"`` (forget), ``"o"``
+    (output) in (0, 1), the candidate ``"g"`` in (-1, 1), and the states ``"c"`` and ``"h"``, with
+
+    .. math:: c_t = f_t \odot c_{t-1} + i_t \odot g_t, \qquad h_t = o_t \odot \tanh(c_t).
+
+    ``"h"`` equals the output of ``lstm(x)`` (tested); PyTorch stacks the gates' weights in the order i, f, g, o.
+    """
+    _check_lstm(lstm, x)
+    with torch.no_grad():
+        c0 = x.new_zeros(x.shape[0], lstm.hidden_size)
+        steps, _ = _lstm_unrolled(lstm, x, c0)
+    return {name: torch.stack([s[name] for s in steps], dim=1) for name in ("i", "f", "g", "o", "c", "h")}
+
+
+def cell_jacobian_norms(lstm: nn.LSTM, x: Tensor, *, ord: int | str = 2) -> Tensor:
+    r"""Norms :math:`\lVert \partial c_L / \partial c_{L-k} \rVert` of an LSTM's cell, ``k = 0 .. L-1``: ``(B, L)``.
+
+    The full Jacobian, by autograd: how :math:`c_L` moves when :math:`c_{L-k}` moves (and with it
+    :math:`h_{L-k} = o_{L-k} \odot \tanh(c_{L-k})`), along the direct path :math:`c_{t-1} \to c_t` (factor
+    :math:`\operatorname{diag}(f_t)`) and along every indirect path through :math:`h` and the gates. Compare it with
+    the direct path alone, :math:`\prod_s \operatorname{diag}(f_s)`, from :func:`lstm_gates`. Column ``k = 0`` is the
+    identity (norm 1). Same replication trick as :func:`hidden_jacobians`; states start at zero.
+    """
+    _check_lstm(lstm, x)
+    hidden = lstm.hidden_size
+    batch, length = x.shape[0], x.shape[1]
+    with torch.enable_grad():
+        x_rep = x.detach().repeat(hidden, 1, 1)  # (H*B, L, I): copy i back-propagates unit i of c_L
+        c0 = x.new_zeros(hidden * batch, hidden).requires_grad_(True)  # keeps every c_t on the graph
+        _, cells = _lstm_unrolled(lstm, x_rep, c0)  # L tensors (H*B, H)
+        select = torch.eye(hidden, dtype=x.dtype, device=x.device).repeat_interleave(batch, dim=0)  # (H*B, H)
+        grads = torch.autograd.grad((cells[-1] * select).sum(), cells)  # L tensors (H*B, H)
+    jac = torch.stack(grads, dim=1).reshape(hidden, batch, length, hidden)  # (H_out, B, L, H_in)
+    return _matrix_norms(jac.permute(1, 2, 0, 3).flip(1), ord)  # (B, L), distance k = 0 first

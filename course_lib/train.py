@@ -22,11 +22,40 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from tqdm.auto import tqdm
+from tqdm.std import tqdm
 
-__all__ = ["History", "accuracy", "cross_entropy", "evaluate", "fit"]
+__all__ = ["History", "accuracy", "cross_entropy", "evaluate", "fit", "progress_bar"]
 
 IGNORE_INDEX = -100  #: targets equal to this are skipped by the default loss and by :func:`accuracy`
+
+# The progress bar of :func:`fit` is tqdm's *text* bar (on stderr), also in Jupyter, where ``tqdm.auto`` would draw a
+# widget. A widget's saved text fallback is its state when it was first displayed ("0%| | 0/8"), so a notebook
+# rendered without widget support (GitHub, nbviewer, an exported page) showed a progress bar frozen at 0%. The text
+# bar rewrites one line with carriage returns; what a notebook stores and shows is its final line ("100%| 8/8 ...").
+# The format leaves out the rate (its width varies from run to run) and fixes the bar at 10 characters, so that the
+# final line differs between runs only inside the brackets (time and loss), which the course's nbval sanitizer
+# replaces; every epoch is drawn (mininterval=0), so the final line is never followed by padding spaces.
+_BAR_FORMAT = "{l_bar}{bar:10}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+_BAR_NCOLS = 200  # fixed, so the terminal width of whoever starts the kernel cannot trim the line
+
+
+def progress_bar(iterable=None, *, total=None, desc=None, disable=False):
+    """The course's progress bar: tqdm's text bar in the fixed format described above.
+
+    Use it like ``tqdm``: ``for x in progress_bar(items, desc="training"): ...``, or with ``total=`` and
+    ``.update(n)``. What a notebook stores is the bar's final line (``100%|██████████| 8/8 [...]``), never a widget
+    frozen at 0%.
+    """
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        disable=disable,
+        bar_format=_BAR_FORMAT,
+        ncols=_BAR_NCOLS,
+        mininterval=0,
+        miniters=1,
+    )
 
 
 @dataclass
@@ -166,7 +195,8 @@ def fit(
         eval_data: optional ``(inputs..., targets)`` scored with ``metric`` after each epoch (needs ``metric``).
         metric: ``metric(outputs, targets) -> float``, e.g. :func:`accuracy`.
         seed: seeds the ``torch.Generator`` that shuffles the examples each epoch.
-        progress: show a ``tqdm.auto`` progress bar over epochs with the latest loss (a widget in Jupyter).
+        progress: show a text progress bar over epochs (``tqdm``, on stderr) with the latest loss and eval metric;
+            its last line stays, e.g. ``training: 100%|██████████| 10/10 [00:02<00:00, loss=0.1234]``.
         desc: the bar's label.
 
     Raises:
@@ -186,7 +216,7 @@ def fit(
     history = History()
     n = len(train_data[0])
 
-    bar = tqdm(range(epochs), desc=desc, disable=not progress)
+    bar = progress_bar(range(epochs), desc=desc, disable=not progress)
     for epoch in bar:
         model.train()
         order = torch.randperm(n, generator=generator)
@@ -213,6 +243,6 @@ def fit(
         postfix = {"loss": f"{history.loss[-1]:.4f}"}
         if history.eval_metric:
             postfix["eval"] = f"{history.eval_metric[-1]:.3f}"
-        bar.set_postfix(postfix)
+        bar.set_postfix(postfix, refresh=False)  # drawn with the next update: one line per epoch
     bar.close()
     return history

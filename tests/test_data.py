@@ -3,8 +3,64 @@
 import pytest
 import torch
 
-from course_lib.data import WORD_CATEGORIES, recall_task, recall_token_names, skipgram_pairs, toy_corpus
+from course_lib.data import (
+    WORD_CATEGORIES,
+    associative_recall,
+    recall_task,
+    recall_token_names,
+    skipgram_pairs,
+    toy_corpus,
+)
 from course_lib.sequences import build_vocab
+
+# ---------------------------------------------------------------- associative recall
+
+
+@pytest.mark.parametrize("num_pairs,max_pairs", [(1, None), (4, None), (3, 8), ((1, 6), 6), ((2, 5), 7)])
+def test_associative_recall_asks_for_the_value_of_one_shown_key(num_pairs, max_pairs):
+    keys, values, targets = associative_recall(300, num_pairs, max_pairs=max_pairs, num_keys=10, num_values=5, seed=2)
+    low, high = num_pairs if isinstance(num_pairs, tuple) else (num_pairs, num_pairs)
+    positions = high if max_pairs is None else max_pairs
+    assert keys.shape == values.shape == (300, positions + 1) and targets.shape == (300,)
+    assert keys.dtype == values.dtype == targets.dtype == torch.long
+    assert torch.all(values[:, -1] == 5)  # the query's value slot is "asked"
+    counts = []
+    for k_row, v_row, target in zip(keys.tolist(), values.tolist(), targets.tolist()):
+        shown = [(k, v) for k, v in zip(k_row[:-1], v_row[:-1]) if k != 10]  # 10 = padding key
+        pads = positions - len(shown)
+        assert k_row[:pads] == [10] * pads and v_row[:pads] == [6] * pads  # padding first, value id 6
+        assert all(k < 10 and v < 5 for k, v in shown)
+        assert len({k for k, _ in shown}) == len(shown)  # distinct keys
+        assert dict(shown)[k_row[-1]] == target  # the target is the value that came with the asked key
+        counts.append(len(shown))
+    assert set(counts) == set(range(low, high + 1))
+
+
+def test_associative_recall_asks_every_position_and_is_deterministic():
+    keys, values, targets = associative_recall(2000, 4, num_keys=6, num_values=3, seed=0)
+    asked = (keys[:, :-1] == keys[:, -1:]).float().argmax(1)
+    assert set(asked.tolist()) == {0, 1, 2, 3} and set(targets.tolist()) == {0, 1, 2}
+    again = associative_recall(2000, 4, num_keys=6, num_values=3, seed=0)
+    other = associative_recall(2000, 4, num_keys=6, num_values=3, seed=1)
+    assert all(torch.equal(a, b) for a, b in zip((keys, values, targets), again))
+    assert not torch.equal(keys, other[0])
+
+
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        ({"num_pairs": 0}, "num_pairs must be an int >= 1"),
+        ({"num_pairs": (4, 2)}, "low <= high"),
+        ({"num_pairs": (1, 2, 3)}, "an int or a"),
+        ({"num_pairs": 5, "max_pairs": 4}, "max_pairs=4 must be at least the largest num_pairs"),
+        ({"num_pairs": 3, "num_keys": 2}, "at most num_keys=2"),
+        ({"num_pairs": 2, "num_values": 1}, "num_values must be an int >= 2"),
+    ],
+)
+def test_associative_recall_errors_are_clear(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        associative_recall(10, **kwargs)
+
 
 # ---------------------------------------------------------------- recall task
 

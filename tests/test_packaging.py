@@ -29,6 +29,33 @@ def test_environment_yml_matches_pyproject():
     assert conda == pypi
 
 
+def pip_section(text: str) -> dict[str, str]:
+    """The requirements under `  - pip:` in environment.yml (installed by pip inside the conda environment)."""
+    pip, inside = {}, False
+    for line in text.split("\ndependencies:\n", 1)[1].splitlines():
+        if re.fullmatch(r"  - pip:\s*", line):
+            inside = True
+        elif inside and (m := re.match(r"^      - ([^#\s].*?)\s*$", line)):
+            name, spec = split(m.group(1))
+            pip[name] = spec
+        elif inside and line.strip() and not line.lstrip().startswith("#"):
+            inside = False
+    return pip
+
+
+def test_environment_yml_pip_section_matches_the_other_extras():
+    """Every extra but dev (book, e2e, ...) is mirrored, with PyPI names, in environment.yml's pip section."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    others = dict(split(r) for name, reqs in extras.items() if name != "dev" for r in reqs)
+    assert pip_section((ROOT / "environment.yml").read_text()) == others
+
+
+def test_pip_section_parser_sees_drift():
+    text = "name: x\ndependencies:\n  - pip\n  - numpy>=1\n  - pip:\n      - sphinx>=7.2\n      - playwright>=1\n"
+    assert pip_section(text) == {"sphinx": ">=7.2", "playwright": ">=1"}
+    assert pip_section(text.replace("      - playwright>=1\n", "")) != {"sphinx": ">=7.2", "playwright": ">=1"}
+
+
 def test_python_requirement_agrees():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["requires-python"] == ">=3.10"

@@ -8,7 +8,14 @@ import torch
 from conftest import float_dtypes
 from torch import nn
 
-from course_lib.rnn import VanillaRNN, gradient_norms_through_time, hidden_jacobians, input_gradient_norms
+from course_lib.rnn import (
+    VanillaRNN,
+    cell_jacobian_norms,
+    gradient_norms_through_time,
+    hidden_jacobians,
+    input_gradient_norms,
+    lstm_gates,
+)
 
 
 def pair(input_size=3, hidden_size=5, *, seed=0, device="cpu", dtype=torch.float32, **kwargs):
@@ -190,3 +197,78 @@ def test_input_gradient_norms_equal_autograd_jacobian(device):
             for k in range(5):
                 block = full[b, :, b, 4 - k]  # (H, I)
                 torch.testing.assert_close(norms[b, k], torch.linalg.matrix_norm(block, ord=2))
+
+
+# ---------------------------------------------------------------- inside an nn.LSTM
+
+
+def test_lstm_gates_reproduce_nn_lstm_and_obey_the_cell_update(device):
+    for dtype in float_dtypes(device):
+        torch.manual_seed(5)
+        lstm = nn.LSTM(3, 4, batch_first=True).to(device=device, dtype=dtype)
+        x = torch.randn(2, 7, 3, device=device, dtype=dtype)
+        gates = lstm_gates(lstm, x)
+        out, (h_n, c_n) = lstm(x)
+        assert set(gates) == {"i", "f", "g", "o", "c", "h"}
+        assert all(t.shape == (2, 7, 4) and t.dtype == dtype and t.device.type == device.type for t in gates.values())
+        torch.testing.assert_close(gates["h"], out)
+        torch.testing.assert_close(gates["c"][:, -1], c_n[0])
+        c_prev = torch.cat([torch.zeros_like(gates["c"][:, :1]), gates["c"][:, :-1]], dim=1)  # c_0 = 0
+        torch.testing.assert_close(gates["c"], gates["f"] * c_prev + gates["i"] * gates["g"])
+        torch.testing.assert_close(gates["h"], gates["o"] * torch.tanh(gates["c"]))
+        for name in "ifo":
+            assert bool(((gates[name] > 0) & (gates[name] < 1)).all())
+
+
+def test_lstm_gates_see_the_forget_bias():
+    torch.manual_seed(6)
+    lstm = nn.LSTM(3, 4, batch_first=True)
+    x = torch.randn(5, 6, 3)
+    before = lstm_gates(lstm, x)
+    with torch.no_grad():
+        lstm.bias_ih_l0[4:8] += 3.0  # PyTorch's gate order i, f, g, o: rows H..2H are the forget gate
+    after = lstm_gates(lstm, x)
+    assert float(after["f"].mean()) > 0.9 > float(before["f"].mean())
+    for name in "igo":  # at step 1 (h_0 = 0) only the forget gate sees the changed bias
+        torch.testing.assert_close(after[name][:, 0], before[name][:, 0])
+
+
+def test_cell_jacobian_norms_equal_autograd_through_nn_lstm(device):
+    """Restart nn.LSTM at step L - k from (o_{L-k} * tanh(c), c) and differentiate c_L with respect to c."""
+    torch.manual_seed(7)
+    lstm = nn.LSTM(3, 4, batch_first=True).double().to(device)
+    with torch.no_grad():
+        lstm.bias_ih_l0[4:8] += 2.0
+    x = torch.randn(2, 6, 3, dtype=torch.float64, device=device)
+    norms = cell_jacobian_norms(lstm, x)
+    assert norms.shape == (2, 6)
+    torch.testing.assert_close(norms[:, 0], torch.ones(2, dtype=torch.float64, device=device))
+    gates = lstm_gates(lstm, x)
+    for b in range(2):
+        for k in range(1, 6):
+            t = 5 - k  # 0-based index of h_{L-k}, c_{L-k}
+
+            def c_last(c, b=b, t=t):
+                h = gates["o"][b, t] * torch.tanh(c)  # h_{L-k} moves with c_{L-k}; the gate o does not
+                state = (h[None, None], c[None, None])  # (1, 1, H) each
+                with torch.backends.cudnn.flags(enabled=False):
+                    return lstm(x[b : b + 1, t + 1 :], state)[1][1][0, 0]  # c_L, (H,)
+
+            jac = torch.autograd.functional.jacobian(c_last, gates["c"][b, t])  # (H, H)
+            torch.testing.assert_close(norms[b, k], torch.linalg.matrix_norm(jac, ord=2))
+    direct = gates["f"].flip(1).cumprod(1)  # (B, L, H): prod of the last k + 1 forget gates
+    assert bool((norms[:, 1:] != direct[:, :-1].amax(-1)).any())  # the indirect paths count: not just prod f
+
+
+@pytest.mark.parametrize(
+    "call,exc,words",
+    [
+        (lambda: lstm_gates(nn.GRU(3, 4, batch_first=True), torch.zeros(1, 2, 3)), TypeError, "got GRU"),
+        (lambda: lstm_gates(nn.LSTM(3, 4), torch.zeros(1, 2, 3)), ValueError, "batch_first=False"),
+        (lambda: lstm_gates(nn.LSTM(3, 4, 2, batch_first=True), torch.zeros(1, 2, 3)), ValueError, "num_layers=2"),
+        (lambda: cell_jacobian_norms(nn.LSTM(3, 4, batch_first=True), torch.zeros(1, 2, 5)), ValueError, "I=3"),
+    ],
+)
+def test_lstm_helpers_reject_bad_input(call, exc, words):
+    with pytest.raises(exc, match=words):
+        call()

@@ -1,0 +1,68 @@
+"""Sphinx configuration of the course book (Sphinx + MyST-NB + Sphinx Book Theme: the Jupyter Book 1 stack).
+
+Do not run sphinx-build on this directory yourself: `make book` (tools/build_book.py) stages the source tree in
+build/book_src and calls `sphinx-build -c book build/book_src build/html`.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT))
+
+from build_book import CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT  # noqa: E402
+
+from course_lib import __version__  # noqa: E402
+from course_lib.paths import BRANCH, REPOSITORY_URL  # noqa: E402
+
+project = "Self-Attention from the Ground Up"
+author = "the course authors"
+copyright = "the course authors; code MIT, text and figures CC BY 4.0"
+release = version = __version__
+
+extensions = ["myst_nb"]
+exclude_patterns = ["**.ipynb_checkpoints"]
+root_doc = "index"
+
+# The notebooks are shown with their stored outputs: CI re-executes them and compares (strict nbval).
+nb_execution_mode = "off"
+nb_ipywidgets_js = {}  # no widget JavaScript from a CDN: tools/build_book.py makes widget outputs static HTML
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image"]
+myst_heading_anchors = 3
+suppress_warnings = ["myst.header"]  # notebooks may jump heading levels (e.g. '#' title, then '###')
+
+# Math: MathJax 2.7 from the PyPI package jupyter-server-mathjax, copied into _static/mathjax by the build.
+mathjax_path = MATHJAX_SCRIPT
+mathjax2_config = MATHJAX_CONFIG
+mathjax3_config = None
+mathjax4_config = None
+myst_update_mathjax = False
+
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = ["_static"]
+html_css_files = ["course.css"]
+html_copy_source = False
+html_show_sourcelink = False
+html_last_updated_fmt = None
+html_theme_options = {
+    "repository_url": REPOSITORY_URL,
+    "repository_branch": BRANCH,
+    "path_to_docs": "",
+    "use_repository_button": True,
+    "use_download_button": True,
+    "launch_buttons": {
+        "colab_url": "https://colab.research.google.com",
+        "binderhub_url": "https://mybinder.org",
+        "notebook_interface": "jupyterlab",
+    },
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+}
+
+# The course's subset of Noto Sans SC, so that Chinese text shows as glyphs on machines without a CJK font.
+if CJK_FONT.is_file():
+    html_static_path.append(str(CJK_FONT.parent))  # the font and its license, OFL.txt
+    html_css_files.append("course-cjk.css")

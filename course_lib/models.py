@@ -1,0 +1,348 @@
+r"""A Transformer encoder assembled from the course's parts, and two sequence classifiers (notebook 11).
+
+One encoder block is two sublayers, each wrapped in a residual connection and a LayerNorm:
+
+.. math::  \text{post-LN (Vaswani et al., 2017):}\quad
+           h = \operatorname{LN}_1(x + \operatorname{MHA}(x)), \qquad y = \operatorname{LN}_2(h + \operatorname{FFN}(h))
+
+.. math::  \text{pre-LN (Xiong et al., 2020):}\quad
+           h = x + \operatorname{MHA}(\operatorname{LN}_1(x)), \qquad y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
+
+with :math:`\operatorname{FFN}(h) = \sigma(h W_1 + b_1) W_2 + b_2` applied to every position separately
+(``sigma`` ReLU or GELU) and dropout on each sublayer's output before it is added to the residual stream.
+The attention is :class:`course_lib.attention.MultiHeadAttention`; with copied weights a block equals
+``torch.nn.TransformerEncoderLayer(batch_first=True)`` in evaluation mode (tested, both ``norm_first`` settings,
+ReLU and GELU, with a padding mask). In training mode the two differ in one place: PyTorch also applies dropout to
+the attention weights, this block does not.
+
+Shape legend: ``B`` batch, ``L`` sequence length, ``D`` model width (``d_model``), ``H`` heads, ``F`` width of
+the feed-forward layer (``d_ff``), ``V`` vocabulary size, ``C`` number of classes.
+
+Masks are boolean, **True = may attend** (the course's convention; ``nn.TransformerEncoderLayer``'s
+``src_key_padding_mask`` means the opposite: True = padding).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .attention import MultiHeadAttention
+from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
+
+__all__ = ["TransformerEncoderBlock", "TransformerEncoder", "SequenceClassifier", "BagOfEmbeddings"]
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+def _check_positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _check_dropout(p: object) -> None:
+    if not isinstance(p, int | float) or isinstance(p, bool) or not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout must be a probability in [0, 1), got {p!r}")
+
+
+def _activation_name(activation: object) -> str:
+    """'relu' or 'gelu' for the activation of an ``nn.TransformerEncoderLayer`` (a function or a module)."""
+    if activation is F.relu or isinstance(activation, nn.ReLU):
+        return "relu"
+    if activation is F.gelu or (isinstance(activation, nn.GELU) and activation.approximate == "none"):
+        return "gelu"
+    raise ValueError(f"activation {activation!r} is not supported: use relu or gelu")
+
+
+class TransformerEncoderBlock(nn.Module):
+    """One Transformer encoder block: self-attention and a feed-forward network, each with residual and LayerNorm.
+
+    Args:
+        d_model: width ``D`` of the input and output vectors.
+        num_heads: number of attention heads ``H`` (``d_model`` must be divisible by it).
+        d_ff: width ``F`` of the feed-forward hidden layer (default ``4 * d_model``, as in the original).
+        dropout: dropout probability on each sublayer's output and inside the feed-forward network.
+        activation: ``"relu"`` (the original) or ``"gelu"`` (BERT, GPT, ViT).
+        norm_first: ``False`` for post-LN (LayerNorm after each residual addition, the original),
+            ``True`` for pre-LN (LayerNorm at the start of each sublayer's branch, most models since 2019).
+        layer_norm_eps: the ``eps`` of both LayerNorms.
+        bias: biases in the attention projections and the feed-forward layers.
+
+    Forward ``(x, mask=None, return_weights=False)``:
+        ``x`` ``(B, L, D)``; ``mask`` boolean, True = may attend, any shape :class:`MultiHeadAttention` accepts
+        (``(L, L)``, ``(B, L, L)``, a padding mask ``(B, 1, L)``, ``(B, H, L, L)``). Returns ``(B, L, D)``, and
+        with ``return_weights`` also the attention weights ``(B, H, L, L)``.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int | None = None,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-5,
+        bias: bool = True,
+    ):
+        super().__init__()
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_ff", d_ff)):
+            _check_positive_int(name, value)
+        _check_dropout(dropout)
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
+        self.activation, self.norm_first = activation, bool(norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias)
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)  # W_1: D -> F
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)  # W_2: F -> D
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)  # inside the feed-forward network
+        self.dropout1 = nn.Dropout(dropout)  # on the attention branch
+        self.dropout2 = nn.Dropout(dropout)  # on the feed-forward branch
+
+    def feed_forward(self, x: Tensor) -> Tensor:
+        """The position-wise MLP ``sigma(x W_1 + b_1) W_2 + b_2``: ``(B, L, D)`` → ``(B, L, F)`` → ``(B, L, D)``."""
+        return self.linear2(self.dropout(_ACTIVATIONS[self.activation](self.linear1(x))))
+
+    def _attend(self, x: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        out, weights = self.self_attn(x, mask=mask, return_weights=True)  # (B, L, D), (B, H, L, L)
+        return self.dropout1(out), weights
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False):
+        if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"x must have shape (B, L, d_model={self.d_model}), got {got}")
+        if self.norm_first:  # pre-LN: x + f(LN(x))
+            attended, weights = self._attend(self.norm1(x), mask)
+            x = x + attended  # (B, L, D)
+            x = x + self.dropout2(self.feed_forward(self.norm2(x)))
+        else:  # post-LN: LN(x + f(x))
+            attended, weights = self._attend(x, mask)
+            x = self.norm1(x + attended)
+            x = self.norm2(x + self.dropout2(self.feed_forward(x)))
+        return (x, weights) if return_weights else x
+
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> TransformerEncoderBlock:
+        """A block holding a copy of ``layer``'s weights (same device and dtype): equal outputs in eval mode.
+
+        Pass masks to ``layer`` the PyTorch way: ``src_key_padding_mask = ~valid`` (True = padding), and to this
+        block the course's way: ``mask = valid[:, None, :]`` (True = may attend).
+        """
+        if not isinstance(layer, nn.TransformerEncoderLayer):
+            raise TypeError(f"layer must be a torch.nn.TransformerEncoderLayer, got {type(layer).__name__}")
+        weight = layer.linear1.weight
+        new = cls(
+            layer.self_attn.embed_dim,
+            layer.self_attn.num_heads,
+            d_ff=layer.linear1.out_features,
+            dropout=layer.dropout.p,
+            activation=_activation_name(layer.activation),
+            norm_first=layer.norm_first,
+            layer_norm_eps=layer.norm1.eps,
+            bias=layer.linear1.bias is not None,
+        ).to(device=weight.device, dtype=weight.dtype)
+        new.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+        with torch.no_grad():
+            for mine, theirs in (
+                (new.linear1, layer.linear1),
+                (new.linear2, layer.linear2),
+                (new.norm1, layer.norm1),
+                (new.norm2, layer.norm2),
+            ):
+                for name, param in theirs.named_parameters():
+                    getattr(mine, name).copy_(param)
+        return new
+
+    def extra_repr(self) -> str:
+        return f"activation={self.activation!r}, norm_first={self.norm_first}"
+
+
+class TransformerEncoder(nn.Module):
+    """A stack of ``num_layers`` :class:`TransformerEncoderBlock` s, with a final LayerNorm for pre-LN stacks.
+
+    In a pre-LN stack the residual stream itself is never normalised, so a last LayerNorm after the final block
+    is standard (GPT-2, ViT); ``final_norm`` defaults to ``norm_first``. The other arguments are those of
+    :class:`TransformerEncoderBlock`.
+
+    Forward ``(x, mask=None, return_weights=False)``: ``x`` ``(B, L, D)`` → ``(B, L, D)``, and with
+    ``return_weights`` also a list with one ``(B, H, L, L)`` weight tensor per block.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        num_layers: int,
+        d_ff: int | None = None,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        final_norm: bool | None = None,
+        layer_norm_eps: float = 1e-5,
+    ):
+        super().__init__()
+        _check_positive_int("num_layers", num_layers)
+        self.layers = nn.ModuleList(
+            TransformerEncoderBlock(d_model, num_heads, d_ff, dropout, activation, norm_first, layer_norm_eps)
+            for _ in range(num_layers)
+        )
+        final_norm = norm_first if final_norm is None else final_norm
+        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if final_norm else None
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False):
+        all_weights = []
+        for layer in self.layers:
+            x, weights = layer(x, mask, return_weights=True)  # (B, L, D), (B, H, L, L)
+            all_weights.append(weights)
+        if self.norm is not None:
+            x = self.norm(x)
+        return (x, all_weights) if return_weights else x
+
+    @classmethod
+    def from_torch(cls, encoder: nn.TransformerEncoder) -> TransformerEncoder:
+        """A copy of an ``nn.TransformerEncoder`` (its layers and its optional final ``norm``)."""
+        if not isinstance(encoder, nn.TransformerEncoder):
+            raise TypeError(f"encoder must be a torch.nn.TransformerEncoder, got {type(encoder).__name__}")
+        first = encoder.layers[0]
+        new = cls(
+            first.self_attn.embed_dim,
+            first.self_attn.num_heads,
+            len(encoder.layers),
+            d_ff=first.linear1.out_features,
+            dropout=first.dropout.p,
+            activation=_activation_name(first.activation),
+            norm_first=first.norm_first,
+            final_norm=encoder.norm is not None,
+            layer_norm_eps=first.norm1.eps,
+        ).to(device=first.linear1.weight.device, dtype=first.linear1.weight.dtype)
+        new.layers = nn.ModuleList(TransformerEncoderBlock.from_torch(layer) for layer in encoder.layers)
+        if encoder.norm is not None:
+            with torch.no_grad():
+                new.norm.weight.copy_(encoder.norm.weight)
+                new.norm.bias.copy_(encoder.norm.bias)
+        return new
+
+
+def _token_mask(tokens: Tensor, pad_index: int) -> Tensor:
+    if not isinstance(tokens, Tensor) or tokens.dim() != 2 or tokens.dtype.is_floating_point:
+        got = f"{tuple(tokens.shape)} {tokens.dtype}" if isinstance(tokens, Tensor) else type(tokens).__name__
+        raise ValueError(f"tokens must be an integer tensor of shape (B, L), got {got}")
+    return tokens != pad_index  # (B, L), True = a real token
+
+
+class SequenceClassifier(nn.Module):
+    """Tokens → embeddings (+ positions) → :class:`TransformerEncoder` → one vector per sequence → class logits.
+
+    Args:
+        vocab_size: number of token ids ``V``; id ``pad_index`` marks padding (masked out of attention and pooling).
+        num_classes: number of classes ``C``.
+        d_model, num_heads, num_layers, d_ff, dropout, activation, norm_first: those of :class:`TransformerEncoder`.
+        max_len: longest sequence (needed by learned positions; the sinusoidal table is built this long).
+        positions: ``"sinusoidal"`` (fixed table added to the embeddings), ``"learned"``
+            (:class:`course_lib.positional.LearnedPositionalEmbedding`) or ``None`` (no positions: the model is
+            then blind to order, as a bag of embeddings is).
+        pooling: ``"cls"`` (a learned class token in front; its output is classified, as in BERT and ViT) or
+            ``"mean"`` (the mean of the real tokens' outputs).
+        pad_index: the id of the padding token.
+
+    Forward ``(tokens, return_weights=False, attention_mask=None)``: ``tokens`` ``(B, L)`` integer → logits
+    ``(B, C)``, and with ``return_weights`` the list of per-block attention weights ``(B, H, L', L')``
+    (``L' = L + 1`` with ``"cls"``: position 0 is the class token). See :meth:`forward` for ``attention_mask``.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        d_model: int = 32,
+        num_heads: int = 2,
+        num_layers: int = 2,
+        d_ff: int | None = None,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = True,
+        max_len: int = 64,
+        positions: str | None = "sinusoidal",
+        pooling: str = "cls",
+        pad_index: int = 0,
+    ):
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("max_len", max_len)):
+            _check_positive_int(name, value)
+        if positions not in ("sinusoidal", "learned", None):
+            raise ValueError(f"positions must be 'sinusoidal', 'learned' or None, got {positions!r}")
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        self.positions, self.pooling, self.pad_index = positions, pooling, pad_index
+        self.max_len = max_len
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        n_positions = max_len + (pooling == "cls")
+        if positions == "sinusoidal":  # a fixed table, not a parameter: a non-persistent buffer follows .to(device)
+            self.register_buffer("position_table", sinusoidal_encoding(n_positions, d_model), persistent=False)
+        elif positions == "learned":
+            self.position_embedding = LearnedPositionalEmbedding(n_positions, d_model)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, d_model)) if pooling == "cls" else None
+        self.encoder = TransformerEncoder(d_model, num_heads, num_layers, d_ff, dropout, activation, norm_first)
+        self.head = nn.Linear(d_model, num_classes)
+
+    def embed(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        """The encoder's input ``(B, L', D)`` (class token first with ``"cls"``, positions added) and ``valid``
+        ``(B, L')``, True at real positions. ``L' = L + 1`` with ``"cls"``, else ``L``."""
+        valid = _token_mask(tokens, self.pad_index)  # (B, L)
+        B, L = tokens.shape
+        if L > self.max_len:
+            raise ValueError(f"tokens has length L={L} > max_len={self.max_len} (tokens shape {tuple(tokens.shape)})")
+        x = self.embedding(tokens)  # (B, L, D)
+        if self.cls_token is not None:  # the class token goes first and is always valid
+            x = torch.cat([self.cls_token.expand(B, 1, -1), x], dim=1)  # (B, L + 1, D)
+            valid = torch.cat([valid.new_ones(B, 1), valid], dim=1)  # (B, L + 1)
+        if self.positions == "sinusoidal":
+            x = x + self.position_table[: x.shape[1]].to(x.dtype)
+        elif self.positions == "learned":
+            x = self.position_embedding(x)
+        return x, valid
+
+    def forward(self, tokens: Tensor, return_weights: bool = False, attention_mask: Tensor | None = None):
+        """Logits ``(B, C)`` (and the per-block weights with ``return_weights``).
+
+        ``attention_mask``: optional boolean ``(B, L', L')`` or ``(L', L')``, True = may attend, combined with the
+        padding mask (both must allow a pair); e.g. to hide some tokens from the class token in an experiment.
+        """
+        x, valid = self.embed(tokens)  # (B, L', D), (B, L')
+        mask = valid[:, None, :]  # (B, 1, L'): the padding mask, the same for every query
+        if attention_mask is not None:
+            if not isinstance(attention_mask, Tensor) or attention_mask.dtype != torch.bool:
+                raise TypeError("attention_mask must be a boolean tensor (True = may attend)")
+            mask = mask & attention_mask  # (B, L', L')
+        h, weights = self.encoder(x, mask=mask, return_weights=True)  # (B, L', D)
+        if self.pooling == "cls":
+            pooled = h[:, 0]  # (B, D): the class token's output
+        else:
+            w = valid[..., None].to(h.dtype)  # (B, L, 1)
+            pooled = (h * w).sum(1) / w.sum(1).clamp_min(1)  # (B, D): mean over the real tokens
+        logits = self.head(pooled)  # (B, C)
+        return (logits, weights) if return_weights else logits
+
+
+class BagOfEmbeddings(nn.Module):
+    """The order-blind baseline: the mean of the real tokens' embeddings, then a small MLP.
+
+    Any reordering of a sequence's tokens gives the same logits, so on a task decided by order it cannot beat
+    chance. Forward: ``tokens`` ``(B, L)`` integer (``pad_index`` = padding) → logits ``(B, C)``.
+    """
+
+    def __init__(self, vocab_size: int, num_classes: int, d_model: int = 32, hidden: int = 64, pad_index: int = 0):
+        super().__init__()
+        self.pad_index = pad_index
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, num_classes))
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        valid = _token_mask(tokens, self.pad_index)[..., None].float()  # (B, L, 1)
+        mean = (self.embedding(tokens) * valid).sum(1) / valid.sum(1).clamp_min(1)  # (B, D)
+        return self.mlp(mean)  # (B, C)

@@ -1,0 +1,265 @@
+r"""Images as sequences of patches: patchify, patch embedding, a tiny Vision Transformer and a tiny CNN.
+
+The Vision Transformer (ViT) of Dosovitskiy et al. (ICLR 2021) reads an image as a sentence: cut it into
+``P x P`` patches, flatten each patch into a vector, project every vector linearly to width ``D`` (the
+*patch embedding*), put a learned *class token* in front, add learned position vectors and run Transformer
+encoder blocks. The class token's final vector goes to a linear classifier.
+
+Shape legend: ``B`` batch, ``C`` image channels, ``H`` x ``W`` image, ``P`` patch size,
+``N = (H / P)(W / P)`` patches, ``D`` model width (``d_model``), ``Hd`` attention heads, ``K`` classes.
+
+Patch order is row-major over the ``(H / P) x (W / P)`` grid of patches (patch ``n = r * (W / P) + c``), and
+inside a patch the ``C * P * P`` numbers are ordered channel, row, column: the order of
+``torch.nn.functional.unfold`` and of ``Conv2d.weight.reshape(D, -1)``. With this order the patch embedding
+*is* a ``Conv2d(C, D, kernel_size=P, stride=P)`` (:meth:`PatchEmbedding.to_conv`, tested).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .attention import MultiHeadAttention
+
+__all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]
+
+
+def _positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _check_images(images: object, patch_size: int) -> None:
+    if not isinstance(images, Tensor):
+        raise TypeError(f"images must be a torch.Tensor, got {type(images).__name__}")
+    if images.dim() != 4:
+        raise ValueError(f"images must have shape (B, C, H, W), got {tuple(images.shape)}")
+    _positive_int("patch_size", patch_size)
+    h, w = images.shape[-2:]
+    if h % patch_size or w % patch_size:
+        raise ValueError(
+            f"the image size H x W = {h} x {w} (images of shape {tuple(images.shape)}) is not divisible by "
+            f"patch_size={patch_size}"
+        )
+
+
+def patchify(images: Tensor, patch_size: int) -> Tensor:
+    """Cut images into non-overlapping ``P x P`` patches and flatten each one.
+
+    Args:
+        images: ``(B, C, H, W)``, ``H`` and ``W`` divisible by ``P``.
+        patch_size: ``P``.
+
+    Returns:
+        ``(B, N, C * P * P)`` with ``N = (H / P)(W / P)``; patch ``n = r * (W / P) + c`` is the patch in grid row ``r``
+        and column ``c``, flattened in (channel, row, column) order. Equals
+        ``F.unfold(images, P, stride=P).transpose(1, 2)``; same dtype and device as ``images``.
+    """
+    _check_images(images, patch_size)
+    b, c, h, w = images.shape
+    p = patch_size
+    x = images.reshape(b, c, h // p, p, w // p, p)  # (B, C, H/P, P, W/P, P): split rows and columns
+    x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/P, W/P, C, P, P): grid position first, patch content last
+    return x.reshape(b, (h // p) * (w // p), c * p * p)  # (B, N, C*P*P)
+
+
+def unpatchify(patches: Tensor, patch_size: int, height: int, width: int) -> Tensor:
+    """Inverse of :func:`patchify`: ``(B, N, C * P * P)`` → images ``(B, C, H, W)``, ``H = height``, ``W = width``."""
+    if not isinstance(patches, Tensor):
+        raise TypeError(f"patches must be a torch.Tensor, got {type(patches).__name__}")
+    _positive_int("patch_size", patch_size)
+    _positive_int("height", height)
+    _positive_int("width", width)
+    p = patch_size
+    if height % p or width % p:
+        raise ValueError(f"height x width = {height} x {width} is not divisible by patch_size={p}")
+    gh, gw = height // p, width // p
+    if patches.dim() != 3 or patches.shape[1] != gh * gw or patches.shape[2] % (p * p):
+        raise ValueError(
+            f"patches must have shape (B, N={gh * gw}, C*{p}*{p}) for {height} x {width} images, "
+            f"got {tuple(patches.shape)}"
+        )
+    b, c = patches.shape[0], patches.shape[2] // (p * p)
+    x = patches.reshape(b, gh, gw, c, p, p).permute(0, 3, 1, 4, 2, 5)  # (B, C, H/P, P, W/P, P)
+    return x.reshape(b, c, height, width)
+
+
+class PatchEmbedding(nn.Module):
+    """Linear projection of every flattened patch to width ``D``: ``patchify(images) @ W^T + b``.
+
+    The same linear map applied to every patch, with a stride equal to its size, is a convolution:
+    :meth:`to_conv` returns the ``Conv2d(C, D, kernel_size=P, stride=P)`` that computes the same numbers
+    (``conv(images).flatten(2).transpose(1, 2)`` equals ``self(images)``; tested).
+
+    Args:
+        in_channels: ``C``.
+        patch_size: ``P``.
+        d_model: ``D``.
+        bias: learn a bias ``b`` (default True).
+
+    Forward:
+        images ``(B, C, H, W)`` → tokens ``(B, N, D)``.
+    """
+
+    def __init__(self, in_channels: int, patch_size: int, d_model: int, *, bias: bool = True):
+        super().__init__()
+        for name, value in (("in_channels", in_channels), ("patch_size", patch_size), ("d_model", d_model)):
+            _positive_int(name, value)
+        self.in_channels, self.patch_size, self.d_model = in_channels, patch_size, d_model
+        self.proj = nn.Linear(in_channels * patch_size * patch_size, d_model, bias=bias)
+
+    def forward(self, images: Tensor) -> Tensor:
+        _check_images(images, self.patch_size)
+        if images.shape[1] != self.in_channels:
+            raise ValueError(f"images must have C={self.in_channels} channels, got shape {tuple(images.shape)}")
+        return self.proj(patchify(images, self.patch_size))  # (B, N, C*P*P) -> (B, N, D)
+
+    def to_conv(self) -> nn.Conv2d:
+        """A ``Conv2d(C, D, kernel_size=P, stride=P)`` with copies of this layer's weights (same device, dtype)."""
+        c, p, d = self.in_channels, self.patch_size, self.d_model
+        w = self.proj.weight
+        conv = nn.Conv2d(c, d, kernel_size=p, stride=p, bias=self.proj.bias is not None)
+        conv = conv.to(device=w.device, dtype=w.dtype)
+        with torch.no_grad():
+            conv.weight.copy_(w.reshape(d, c, p, p))  # row d of W is kernel d, in (channel, row, column) order
+            if self.proj.bias is not None:
+                conv.bias.copy_(self.proj.bias)
+        return conv
+
+    def extra_repr(self) -> str:
+        return f"in_channels={self.in_channels}, patch_size={self.patch_size}, d_model={self.d_model}"
+
+
+class ViTBlock(nn.Module):
+    r"""A pre-norm Transformer encoder block, as in ViT: attention and an MLP, each inside a residual connection.
+
+    .. math::  x \leftarrow x + \operatorname{MHA}(\operatorname{LN}(x)), \qquad
+               x \leftarrow x + \operatorname{MLP}(\operatorname{LN}(x)),
+
+    with :class:`course_lib.MultiHeadAttention` and
+    ``MLP = Linear(D, mlp_ratio * D) → GELU → Linear(mlp_ratio * D, D)``.
+
+    Forward:
+        ``x`` ``(B, L, D)`` → ``(B, L, D)``; with ``return_weights=True`` also the attention weights ``(B, Hd, L, L)``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, mlp_ratio: int = 2):
+        super().__init__()
+        _positive_int("mlp_ratio", mlp_ratio)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(), nn.Linear(mlp_ratio * d_model, d_model)
+        )
+
+    def forward(self, x: Tensor, return_weights: bool = False):
+        attended, weights = self.attention(self.norm1(x), return_weights=True)  # (B, L, D), (B, Hd, L, L)
+        x = x + attended
+        x = x + self.mlp(self.norm2(x))  # (B, L, D)
+        return (x, weights) if return_weights else x
+
+
+class TinyViT(nn.Module):
+    """A small Vision Transformer: patch embedding, class token, learned positions, ``depth`` encoder blocks.
+
+    ``images (B, C, H, W)`` → ``patchify`` + linear ``(B, N, D)`` → prepend the class token ``(B, 1 + N, D)`` →
+    add the learned positions ``(1, 1 + N, D)`` → ``depth`` × :class:`ViTBlock` → LayerNorm → linear classifier on
+    the class token's vector → logits ``(B, K)``. Position 0 is the class token, position ``1 + n`` patch ``n``.
+
+    Args:
+        image_size: ``H = W`` (square images).
+        patch_size: ``P``, dividing ``image_size``.
+        in_channels: ``C``.
+        num_classes: ``K``.
+        d_model: ``D``; divisible by ``num_heads``.
+        depth: number of encoder blocks.
+        num_heads: heads per block.
+        mlp_ratio: hidden width of each block's MLP, in multiples of ``D``.
+
+    Forward:
+        ``images (B, C, H, W)`` → logits ``(B, K)``; with ``return_weights=True`` also a list of ``depth``
+        attention-weight tensors ``(B, Hd, 1 + N, 1 + N)``, one per block (row 0: what the class token attends to).
+    """
+
+    def __init__(
+        self,
+        *,
+        image_size: int = 8,
+        patch_size: int = 2,
+        in_channels: int = 1,
+        num_classes: int = 10,
+        d_model: int = 32,
+        depth: int = 2,
+        num_heads: int = 4,
+        mlp_ratio: int = 2,
+    ):
+        super().__init__()
+        for name, value in (("image_size", image_size), ("num_classes", num_classes), ("depth", depth)):
+            _positive_int(name, value)
+        _positive_int("patch_size", patch_size)
+        if image_size % patch_size:
+            raise ValueError(f"image_size={image_size} is not divisible by patch_size={patch_size}")
+        self.image_size, self.patch_size, self.in_channels = image_size, patch_size, in_channels
+        self.num_patches = (image_size // patch_size) ** 2
+        self.patch_embedding = PatchEmbedding(in_channels, patch_size, d_model)
+        self.class_token = nn.Parameter(torch.zeros(1, 1, d_model))  # learned; the same for every image
+        self.positions = nn.Parameter(torch.randn(1, 1 + self.num_patches, d_model) * 0.02)  # learned, one per token
+        self.blocks = nn.ModuleList(ViTBlock(d_model, num_heads, mlp_ratio) for _ in range(depth))
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, num_classes)
+
+    def forward(self, images: Tensor, return_weights: bool = False):
+        expected = (self.in_channels, self.image_size, self.image_size)
+        if not isinstance(images, Tensor) or images.dim() != 4 or tuple(images.shape[1:]) != expected:
+            got = tuple(images.shape) if isinstance(images, Tensor) else type(images).__name__
+            raise ValueError(f"images must have shape (B, {', '.join(map(str, expected))}), got {got}")
+        tokens = self.patch_embedding(images)  # (B, N, D)
+        cls = self.class_token.expand(tokens.shape[0], -1, -1)  # (B, 1, D)
+        x = torch.cat([cls, tokens], dim=1) + self.positions  # (B, 1 + N, D)
+        weights = []
+        for block in self.blocks:
+            x, w = block(x, return_weights=True)  # (B, 1 + N, D), (B, Hd, 1 + N, 1 + N)
+            weights.append(w)
+        logits = self.head(self.norm(x[:, 0]))  # the class token's vector -> (B, K)
+        return (logits, weights) if return_weights else logits
+
+
+class TinyCNN(nn.Module):
+    """A small convolutional classifier for comparison with :class:`TinyViT`.
+
+    ``conv3x3(C → w) → ReLU → conv3x3(w → 2w) → ReLU → max-pool 2 → conv3x3(2w → 2w) → ReLU → global average
+    pool → linear(2w → K)``, every convolution with zero padding 1. Locality (3 x 3 windows) and weight sharing
+    (the same kernel at every position) are built in; the global average pool makes the class scores depend little
+    on where in the image a pattern sits.
+
+    Args:
+        in_channels: ``C``.
+        num_classes: ``K``.
+        width: ``w``, the channels of the first layer.
+
+    Forward:
+        ``images (B, C, H, W)`` with even ``H``, ``W`` → logits ``(B, K)``.
+    """
+
+    def __init__(self, *, in_channels: int = 1, num_classes: int = 10, width: int = 16):
+        super().__init__()
+        for name, value in (("in_channels", in_channels), ("num_classes", num_classes), ("width", width)):
+            _positive_int(name, value)
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(2 * width, 2 * width, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+        )
+        self.head = nn.Linear(2 * width, num_classes)
+
+    def forward(self, images: Tensor) -> Tensor:
+        if not isinstance(images, Tensor) or images.dim() != 4:
+            got = tuple(images.shape) if isinstance(images, Tensor) else type(images).__name__
+            raise ValueError(f"images must have shape (B, C, H, W), got {got}")
+        return self.head(self.features(images).flatten(1))  # (B, 2w, 1, 1) -> (B, 2w) -> (B, K)

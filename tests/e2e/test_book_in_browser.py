@@ -1,0 +1,160 @@
+"""The built book and slides (build/html, from `make book`) in headless Chromium: pages load with no request to
+another host, math is typeset by the local MathJax, and every figure of every notebook is decoded."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "build" / "html"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+IDS = [nb.stem for nb in NOTEBOOKS]
+GLOSSARY = ROOT / "docs" / "glossary.md"
+
+# MathJax 2 probes for fonts that jupyter-server-mathjax does not ship (it has the STIX-Web fonts, which it then
+# uses): these requests fail by design. Any other failed request is a broken page.
+EXPECTED_MISSES = re.compile(r"^about:blank$|/_static/mathjax/fonts/HTML-CSS/TeX/")
+
+
+def figures_in(nb: Path) -> int:
+    """Image outputs stored in a notebook, leaving out the cells the book removes (tag remove-cell)."""
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    return sum(
+        1
+        for c in cells
+        if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
+        for o in c.get("outputs", [])
+        if any(m.startswith("image/") for m in o.get("data", {}))
+    )
+
+
+def open_page(guarded, url: str):
+    page = guarded.page
+    bad = []
+    page.on("response", lambda r: bad.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    response = page.goto(url, wait_until="load")
+    assert response is not None and response.ok, f"{url}: {response.status if response else 'no response'}"
+    return page, bad
+
+
+def check_math(page, url: str) -> int:
+    """Wait until MathJax has typeset the page; return how many formulas it typeset. Fail on any TeX error."""
+    n_sources = page.evaluate("document.querySelectorAll('.math, .jp-RenderedMarkdown').length")
+    if n_sources == 0:
+        return 0
+    page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.isReady", timeout=30_000)
+    page.evaluate("() => new Promise(done => MathJax.Hub.Queue(() => done(true)))")
+    typeset = page.evaluate("MathJax.Hub.getAllJax().length")
+    errors = page.evaluate(
+        "[...document.querySelectorAll('.MathJax_Error, .merror, .mjx-merror')].map(e => e.textContent).slice(0, 5)"
+    )
+    assert not errors, f"{url}: MathJax could not typeset {errors}"
+    return typeset
+
+
+def check_images(page, url: str) -> int:
+    """Scroll every image into view and wait until each is decoded; return how many there are."""
+    count = page.evaluate(
+        """async () => {
+            const imgs = [...document.querySelectorAll('main img, .reveal img')];
+            for (const img of imgs) {
+                img.loading = 'eager';
+                if (!img.complete) await new Promise(ok => { img.onload = img.onerror = ok; });
+            }
+            const broken = imgs.filter(img => img.naturalWidth === 0).map(img => img.src);
+            if (broken.length) throw new Error('images not decoded: ' + broken.join(', '));
+            return imgs.length;
+        }"""
+    )
+    return count
+
+
+def assert_offline(guarded, bad: list[str], url: str):
+    assert not guarded.external, f"{url} requested other hosts (a CDN?): {guarded.external}"
+    failed = [f for f in guarded.failed if not EXPECTED_MISSES.search(f.split(" (")[0])]
+    assert not failed, f"{url}: failed requests {failed}"
+    missing = [b for b in bad if not EXPECTED_MISSES.search(b.split(" ", 1)[1])]
+    assert not missing, f"{url}: HTTP errors {missing}"
+
+
+def test_landing_page(book_url, guarded, screenshots):
+    page, bad = open_page(guarded, book_url + "index.html")
+    assert "Self-Attention" in page.title()
+    table = page.locator("main table").first
+    assert table.locator("tbody tr").count() >= len(NOTEBOOKS), "the course map lacks rows"
+    nav = page.locator("nav.bd-docs-nav a, .bd-sidebar-primary a").all_inner_texts()
+    for nb in NOTEBOOKS:
+        assert page.locator(f'a[href="notebooks/{nb.stem}.html"]').count() >= 1, f"no link to {nb.stem}"
+        assert page.locator(f'a[href="slides/{nb.stem}.slides.html"]').count() == 1, f"no slides link for {nb.stem}"
+    assert any(text.startswith("00") for text in nav), f"the navigation does not list the notebooks: {nav}"
+    if GLOSSARY.is_file():
+        assert page.locator('a[href="docs/glossary.html"]').count() >= 1, "no link to the glossary"
+    page.screenshot(path=str(screenshots / "book-index.png"), full_page=True)
+    assert_offline(guarded, bad, "index.html")
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_chapter_renders_math_and_figures(book_url, guarded, screenshots, nb):
+    url = f"{book_url}notebooks/{nb.stem}.html"
+    page, bad = open_page(guarded, url)
+    assert page.locator("main h1").count() >= 1
+    n_math = page.locator("main .math").count()
+    typeset = check_math(page, url)
+    assert n_math == 0 or typeset >= n_math, f"{url}: {n_math} formulas in the page, MathJax typeset {typeset}"
+    n_figures = check_images(page, url)
+    stored = figures_in(nb)
+    assert page.locator("main .cell_output img").count() == stored, f"{url}: not every stored figure is shown"
+    assert n_figures >= stored
+    if stored:
+        page.locator("main .cell_output img").first.scroll_into_view_if_needed()
+    elif n_math:
+        page.locator("main .math").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots / f"book-{nb.stem}.png"))
+    assert_offline(guarded, bad, url)
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_slides_render(book_url, guarded, screenshots, nb):
+    url = f"{book_url}slides/{nb.stem}.slides.html"
+    page, bad = open_page(guarded, url)
+    page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=30_000)
+    assert page.evaluate("Reveal.getTotalSlides()") >= 3, f"{url}: fewer than 3 slides"
+    typeset = check_math(page, url)
+    n_math = page.evaluate("document.querySelectorAll('.MathJax, .MathJax_Display').length")
+    assert n_math > 0 or typeset == 0
+    n_images = check_images(page, url)
+    assert n_images >= figures_in(nb), f"{url}: {n_images} images, the notebook has {figures_in(nb)} figures"
+    page.screenshot(path=str(screenshots / f"slides-{nb.stem}.png"))
+    assert_offline(guarded, bad, url)
+
+
+def test_glossary_page(book_url, guarded):
+    if not GLOSSARY.is_file():
+        pytest.skip(f"{GLOSSARY.relative_to(ROOT)} does not exist yet")
+    url = f"{book_url}docs/glossary.html"
+    page, bad = open_page(guarded, url)
+    assert page.locator("main h1").count() >= 1
+    check_math(page, url)
+    assert_offline(guarded, bad, url)
+
+
+def test_book_has_no_cdn_urls():
+    """No page of the book or the slides refers to a script or a style sheet on another host."""
+    remote = re.compile(r"""<(?:script|link)\b[^>]*(?:src|href)=["'](?:https?:)?//""", re.IGNORECASE)
+    offenders = []
+    for page in sorted(HTML.rglob("*.html")):
+        for match in remote.finditer(page.read_text(encoding="utf-8", errors="replace")):
+            offenders.append(f"{page.relative_to(HTML)}: {match.group(0)[:120]}")
+    assert not offenders, "\n".join(offenders[:20])
+
+
+def test_sphinx_reported_no_warnings():
+    """A Sphinx warning is a reader's problem: a link to a missing notebook or anchor, a bad formula, a lost
+    figure. tools/build_book.py writes them to build/book-warnings.txt."""
+    log = HTML.parent / "book-warnings.txt"
+    warnings = (
+        [line for line in log.read_text(encoding="utf-8").splitlines() if "WARNING" in line] if log.exists() else []
+    )
+    assert not warnings, f"{len(warnings)} Sphinx warning(s), e.g.:\n" + "\n".join(warnings[:15])

@@ -1,0 +1,154 @@
+"""course_lib.bench: the peak-memory probe measures what it should, the runner and its reports work, and the CLI
+runs end to end. Sizes are small: these tests check the machinery, the benchmark itself lives in the CLI."""
+
+import csv
+
+import pytest
+import torch
+
+from course_lib import bench
+from course_lib.bench import BenchRow
+
+
+def test_cpu_peak_of_naive_attention_holds_the_score_matrix():
+    n = 2048
+    scores_bytes = n * n * 4  # one float32 N x N matrix: 16 MiB
+    naive = bench.measure_cpu_peak("naive", n)
+    chunked = bench.measure_cpu_peak("chunked", n, chunk_size=64)
+    assert "error" not in naive and "error" not in chunked
+    # naive holds the scores and the softmax of them at once; chunked never holds even one N x N matrix
+    assert naive["peak_bytes"] >= 1.5 * scores_bytes
+    assert chunked["peak_bytes"] < 0.5 * scores_bytes
+    assert naive["seconds"] > 0
+
+
+def test_cpu_peak_grows_quadratically_for_naive_attention():
+    peaks = [bench.measure_cpu_peak("naive", n)["peak_bytes"] for n in (1024, 2048, 4096)]
+    exponent = bench.growth_exponent([1024, 2048, 4096], peaks)
+    assert 1.7 < exponent < 2.3, peaks
+
+
+def test_child_errors_are_reported_not_raised():
+    result = bench.measure_cpu_peak("sliding", 64, window=-1)  # the child raises ValueError
+    assert "error" in result and "window" in result["error"]
+    with pytest.raises(ValueError, match="unknown method"):
+        bench.measure_cpu_peak("quadratic", 64)
+
+
+def test_run_benchmark_small():
+    rows = bench.run_benchmark([64, 96], bench.ALL_METHODS, repeats=2, window=8, chunk_size=24, progress=False)
+    assert [(r.n, r.method) for r in rows] == [(n, m) for n in (64, 96) for m in bench.ALL_METHODS]
+    for r in rows:
+        assert r.status == "ok" and r.device == "cpu" and r.dtype == "float32"
+        assert r.time_ms > 0 and r.peak_mib is not None and 1 <= r.repeats <= 2
+        if r.method in ("naive", "chunked", "sdpa_math", "sliding", "masked"):
+            assert r.err is not None and r.err < 1e-5, r  # checked against a reference of the same run
+    assert all(r.err is None for r in rows if r.method in ("linear", "sdpa"))
+
+
+def test_run_benchmark_skips_quadratic_methods_above_the_limit_and_can_skip_memory():
+    rows = bench.run_benchmark(
+        [32, 64], ("naive", "chunked"), max_quadratic_n=32, measure_memory=False, repeats=1, progress=False
+    )
+    by = {(r.n, r.method): r for r in rows}
+    assert by[(64, "naive")].status.startswith("skipped") and by[(64, "naive")].time_ms is None
+    assert by[(64, "chunked")].status == "ok" and by[(64, "chunked")].peak_mib is None
+    assert by[(32, "naive")].time_ms > 0
+
+
+def test_run_benchmark_bad_arguments():
+    with pytest.raises(ValueError, match="unknown method"):
+        bench.run_benchmark([16], ["fast"], progress=False)
+    with pytest.raises(ValueError, match="repeats"):
+        bench.run_benchmark([16], ["naive"], repeats=0, progress=False)
+
+
+def test_growth_exponent():
+    ns = [256, 512, 1024, 2048]
+    assert bench.growth_exponent(ns, [3.0 * n**2 for n in ns]) == pytest.approx(2.0)
+    assert bench.growth_exponent(ns, [0.5 * n for n in ns]) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        bench.growth_exponent([1], [1.0])
+
+
+def fake_rows(chunked_mib=40.0, chunked_ms=500.0, sliding_mib=100.0):
+    def row(method, n, ms, mib):
+        return BenchRow("cpu", "float32", method, n, time_ms=ms, best_ms=ms, peak_mib=mib, repeats=1)
+
+    return [
+        row("naive", 8192, 2000.0, 512.0),
+        row("chunked", 8192, chunked_ms, chunked_mib),
+        row("sdpa", 8192, 250.0, 3.0),
+        row("sliding", 16384, 100.0, sliding_mib),
+        row("masked", 16384, 9000.0, 4096.0),
+    ]
+
+
+def test_check_targets():
+    targets = {t["target"]: t for t in bench.check_targets(fake_rows())}
+    assert targets["chunked / naive peak memory"]["measured"] == pytest.approx(40 / 512)
+    assert targets["chunked / sdpa time"]["measured"] == pytest.approx(2.0)
+    assert all(t["passed"] for t in targets.values())
+    failing = {t["target"]: t["passed"] for t in bench.check_targets(fake_rows(60.0, 800.0, 300.0))}
+    assert failing == {
+        "chunked / naive peak memory": False,
+        "chunked / sdpa time": False,
+        "sliding / masked peak memory": False,
+    }
+    assert bench.check_targets(fake_rows()[:1]) == []  # nothing to compare
+
+
+def test_table_csv_and_plot(tmp_path):
+    rows = fake_rows() + [BenchRow("cpu", "float32", "naive", 16384, status="skipped (N > 8192)")]
+    table = bench.format_table(rows)
+    assert "peak MiB" in table and "skipped (N > 8192)" in table and table.count("\n") == len(rows) + 1
+    path = tmp_path / "rows.csv"
+    bench.save_csv(rows, path)
+    with open(path) as f:
+        read = list(csv.DictReader(f))
+    assert len(read) == len(rows) and read[1]["method"] == "chunked" and float(read[1]["peak_mib"]) == 40.0
+    fig = bench.plot_results(rows, title="test")
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 5
+    fig.savefig(tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").stat().st_size > 1000
+
+
+def test_cli_end_to_end(tmp_path, capsys):
+    csv_path, png_path = tmp_path / "b.csv", tmp_path / "b.png"
+    code = bench.main(
+        ["--device", "cpu", "--lengths", "64", "128", "--methods", "naive", "chunked", "sdpa", "--repeats", "1",
+         "--no-progress", "--csv", str(csv_path), "--plot", str(png_path)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "method" in out and "chunked" in out and "cores" in out
+    assert csv_path.exists() and png_path.exists()
+
+
+def test_describe_machine_names_the_cpu():
+    text = bench.describe_machine("cpu")
+    assert "torch" in text and "thread" in text
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_path():
+    rows = bench.run_benchmark([512, 1024], ("naive", "chunked", "sdpa"), device="cuda", repeats=2, progress=False)
+    by = {(r.n, r.method): r for r in rows}
+    assert all(r.status == "ok" and r.dtype == "bfloat16" for r in rows)
+    # the naive float32 scores: 1024^2 * 4 bytes, and its softmax
+    assert by[(1024, "naive")].peak_mib >= 1.5 * 1024**2 * 4 / 2**20
+    assert by[(1024, "chunked")].peak_mib < by[(1024, "naive")].peak_mib
+    assert by[(1024, "chunked")].err < 2e-2
+
+
+def test_a_measurement_that_times_out_is_reported_and_the_server_restarts():
+    result = bench.measure_cpu_peak("naive", 8192, timeout_s=0.05)  # far too short for a 8192 x 8192 matrix
+    assert result == {"error": "no answer within 0 s"}
+    again = bench.measure_cpu_peak("linear", 64)
+    assert "peak_bytes" in again
+
+
+def test_without_fork_each_measurement_starts_a_new_interpreter(monkeypatch):
+    monkeypatch.delattr(bench.os, "fork")  # as on Windows
+    result = bench.measure_cpu_peak("naive", 1024)
+    assert result["peak_bytes"] >= 1024 * 1024 * 4  # at least one float32 score matrix

@@ -1,0 +1,277 @@
+"""The Colab cell of every notebook (tools/colab_cell.py) and the book builder's pure helpers (tools/build_book.py).
+
+These run in `make test` with the dev extra only: no Sphinx, no browser. The build itself and the pages in a real
+browser are tested by `make e2e` (tests/e2e/).
+"""
+
+import ast
+import io
+import subprocess
+import sys
+import types
+from contextlib import redirect_stdout
+from unittest import mock
+
+import nbformat
+import pytest
+
+from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR, ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import build_book  # noqa: E402
+import colab_cell  # noqa: E402
+
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+# ------------------------------------------------------------------------------------------ the Colab cell
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.name for nb in NOTEBOOKS])
+def test_every_notebook_starts_with_the_colab_cell(nb):
+    problems = colab_cell.check(nbformat.read(nb, as_version=4))
+    assert not problems, f"{nb.name}: {'; '.join(problems)} -> python tools/colab_cell.py {nb.relative_to(ROOT)}"
+
+
+def toy_notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    return nb
+
+
+def md(text):
+    return nbformat.v4.new_markdown_cell(text)
+
+
+def code(text):
+    return nbformat.v4.new_code_cell(text)
+
+
+def test_apply_inserts_before_the_first_code_cell_and_is_idempotent():
+    nb = toy_notebook(md("# Title"), md("## Objectives"), code("import torch"), code("x = 1"))
+    assert colab_cell.check(nb) == ["has no Colab cell"]
+    once, what = colab_cell.apply(nb)
+    assert what == "inserted"
+    assert [c.cell_type for c in once.cells] == ["markdown", "markdown", "code", "code", "code"]
+    assert once.cells[2].source == colab_cell.cell_source() and once.cells[2].id == colab_cell.CELL_ID
+    assert "remove-cell" in once.cells[2].metadata.tags
+    assert colab_cell.check(once) == []
+    twice, what = colab_cell.apply(once)
+    assert what == "unchanged" and twice == once
+    assert len(nb.cells) == 4, "apply must not modify its input"
+
+
+def test_apply_moves_updates_and_deduplicates():
+    cell = colab_cell.make_cell()
+    misplaced = toy_notebook(md("# T"), code("import torch"), cell)
+    assert colab_cell.check(misplaced) == ["its Colab cell is not the first code cell"]
+    moved, what = colab_cell.apply(misplaced)
+    assert what == "moved" and colab_cell.check(moved) == [] and len(moved.cells) == 3
+
+    stale = colab_cell.make_cell(colab_cell.cell_source("someone/else", "dev"))
+    stale.metadata["execution"] = {"iopub.status.idle": "2026-01-01"}  # nbconvert's timings may stay
+    stale.execution_count = 1
+    nb = toy_notebook(md("# T"), stale, code("import torch"))
+    assert colab_cell.check(nb) == ["its Colab cell's source differs from tools/colab_cell.py's (run the tool)"]
+    updated, what = colab_cell.apply(nb)
+    assert what == "updated" and colab_cell.check(updated) == []
+    assert updated.cells[1].execution_count == 1, "an update keeps the cell's place and execution count"
+
+    doubled = toy_notebook(colab_cell.make_cell(), code("x = 1"), colab_cell.make_cell())
+    assert colab_cell.check(doubled) == ["has 2 Colab cells"]
+    fixed, _ = colab_cell.apply(doubled)
+    assert colab_cell.check(fixed) == [] and len(fixed.cells) == 2
+
+
+def test_check_rejects_outputs_and_missing_tags():
+    cell = colab_cell.make_cell()
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="hi\n")]
+    assert "outside Colab it must print nothing" in colab_cell.check(toy_notebook(cell))[0]
+    cell = colab_cell.make_cell()
+    cell.metadata["tags"] = []
+    assert "tags" in colab_cell.check(toy_notebook(cell))[0]
+
+
+def test_the_cell_uses_the_configured_repository_and_branch():
+    source = colab_cell.cell_source()
+    ast.parse(source)
+    assert f'"https://github.com/{GITHUB_REPOSITORY}"' in source
+    assert f'"--branch={BRANCH}"' in source
+    assert all(len(line) <= 120 for line in source.splitlines())
+
+
+def test_outside_colab_the_cell_does_nothing_and_prints_nothing():
+    assert "google.colab" not in sys.modules
+    path_before = list(sys.path)
+    out = io.StringIO()
+    with mock.patch.object(subprocess, "run") as run, redirect_stdout(out):
+        exec(colab_cell.cell_source(), {})
+    assert run.call_count == 0 and out.getvalue() == "" and sys.path == path_before
+
+
+def test_in_colab_the_cell_clones_installs_and_puts_the_clone_on_the_path(tmp_path):
+    fake = types.ModuleType("google.colab")
+    path_before = list(sys.path)
+    with (
+        mock.patch.dict(sys.modules, {"google.colab": fake}),
+        mock.patch.object(subprocess, "run") as run,
+        mock.patch("os.path.isdir", return_value=False),
+    ):
+        exec(colab_cell.cell_source("me/course", "dev"), {})
+    try:
+        clone, install = (call.args[0] for call in run.call_args_list)
+        assert clone[:2] == ["git", "clone"] and "--branch=dev" in clone
+        assert clone[-2:] == ["https://github.com/me/course", "/content/course"]
+        assert install[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "-e", "/content/course"]
+        assert all(call.kwargs.get("check") for call in run.call_args_list), "a failed step must raise"
+        assert sys.path[0] == "/content/course"
+    finally:
+        sys.path[:] = path_before
+
+
+# ------------------------------------------------------------------------------------- the book's helpers
+
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+EXISTING = {f"notebooks/{nb.name}": build_book.notebook_title(nbformat.read(nb, as_version=4)) for nb in NOTEBOOKS}
+
+
+def test_split_row_keeps_pipes_inside_code_and_escapes():
+    assert build_book.split_row("| 1 | `a | b` | c \\| d |") == ["1", "`a | b`", "c \\| d"]
+    assert build_book.split_row("|a|b|") == ["a", "b"]
+
+
+def test_course_map_is_read_from_the_readme():
+    table = build_book.course_map_table(README)
+    header = build_book.split_row(table[0])
+    assert "notebook" in [h.lower() for h in header]
+    assert len(table) - 2 >= len(NOTEBOOKS), "the README's course map has fewer rows than there are notebooks"
+    with pytest.raises(ValueError, match="Course map"):
+        build_book.course_map_table("# Title\n\nno map here\n")
+    with pytest.raises(ValueError, match="no Markdown table"):
+        build_book.course_map_table("## Course map\n\njust text\n")
+
+
+def test_landing_course_map_links_every_existing_notebook():
+    readme = (
+        "# T\n\n## Course map\n\n| # | notebook | what | status |\n|---|---|---|---|\n"
+        "| 00 | [Start](notebooks/00_a.ipynb) | intro | done |\n| 01 | Second | more | planned |\n"
+        "| 02 | Third | later | planned |\n\nAfter.\n"
+    )
+    existing = {"notebooks/00_a.ipynb": "Start", "notebooks/01_b.ipynb": "Second", "notebooks/05_e.ipynb": "Extra"}
+    lines = build_book.landing_course_map(readme, existing).splitlines()
+    assert lines[0] == "| # | notebook | what | status | open |"
+    assert 'href="slides/00_a.slides.html"' in lines[2] and "colab.research.google.com" in lines[2]
+    assert "[Second](notebooks/01_b.ipynb)" in lines[3], "a planned row gets the link once its notebook exists"
+    assert lines[4].endswith("|  |"), "no links for a notebook that does not exist"
+    assert "[Extra](notebooks/05_e.ipynb)" in lines[5], "an existing notebook without a row gets one"
+    assert len(lines) == 6
+
+
+def test_landing_page_from_the_real_readme():
+    page = build_book.landing_page(README, EXISTING, "docs/glossary.md")
+    assert page.startswith("# ") and "## Course map" in page
+    for nb in EXISTING:
+        assert f"slides/{build_book.slides_name(nb)}" in page
+        assert nb.removesuffix(".ipynb") in page.split("{toctree}")[1], f"{nb} is not in the toctree"
+    assert "docs/glossary" in page
+    assert "docs/glossary" not in build_book.landing_page(README, EXISTING, None)
+
+
+def test_notebook_title():
+    assert build_book.notebook_title({"cells": [md("# 03 · Query, key, value\n\ntext")]}) == "Query, key, value"
+    assert build_book.notebook_title({"cells": [code("# not a title")]}) == ""
+
+
+def tqdm_notebook():
+    """A notebook with one saved tqdm progress bar, as nbconvert stores it (view in the output, state in metadata)."""
+    nb = toy_notebook(code("fit(...)"))
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "text/plain": "train:   0%|          | 0/5 [00:00<?, ?it/s]",
+                build_book.WIDGET_VIEW: {"model_id": "box", "version_major": 2, "version_minor": 0},
+            },
+        )
+    ]
+    state = {
+        "box": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_pre", "IPY_MODEL_bar", "IPY_MODEL_post"]}},
+        "pre": {"model_name": "HTMLModel", "state": {"value": "train: 100%"}},
+        "bar": {"model_name": "FloatProgressModel", "state": {"value": 5.0, "max": 5.0, "bar_style": "success"}},
+        "post": {"model_name": "HTMLModel", "state": {"value": " 5/5 [00:01&lt;00:00, loss=0.1]"}},
+    }
+    nb.metadata["widgets"] = {build_book.WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    return nb
+
+
+def test_static_widgets_show_the_final_state_of_a_progress_bar():
+    nb = tqdm_notebook()
+    out = build_book.static_widgets(nb)
+    data = out["cells"][0]["outputs"][0]["data"]
+    assert build_book.WIDGET_VIEW not in data and "widgets" not in out["metadata"]
+    assert "train: 100%" in data["text/html"] and 'value="5.0" max="5.0"' in data["text/html"]
+    assert "loss=0.1" in data["text/html"]
+    assert build_book.WIDGET_VIEW in nb.cells[0].outputs[0].data, "static_widgets must not modify its input"
+
+
+def test_static_widgets_fall_back_to_text_for_unknown_widgets():
+    nb = tqdm_notebook()
+    nb.metadata["widgets"][build_book.WIDGET_STATE]["state"]["bar"]["model_name"] = "SliderModel"
+    data = build_book.static_widgets(nb)["cells"][0]["outputs"][0]["data"]
+    assert "text/html" not in data and data["text/plain"].startswith("train:")
+
+
+def test_slides_drop_tagged_cells_and_mark_sections():
+    nb = toy_notebook(md("# Title"), colab_cell.make_cell(), md("## Part"), code("x"), md("text"), md("### sub"))
+    slides = build_book.slides_notebook(nb)
+    kinds = [(c["cell_type"], c["metadata"]["slideshow"]["slide_type"]) for c in slides["cells"]]
+    assert kinds == [
+        ("markdown", "slide"),
+        ("markdown", "slide"),
+        ("code", "-"),
+        ("markdown", "subslide"),
+        ("markdown", "subslide"),
+    ]
+
+
+def test_book_notebook_adds_the_links_cell_after_the_title():
+    nb = toy_notebook(md("# Title"), code("x"))
+    nb.nbformat_minor = 5
+    out = build_book.book_notebook(nb, "notebooks/07_x.ipynb")
+    links = out["cells"][1]
+    assert links["id"] == "course-links" and "../slides/07_x.slides.html" in links["source"]
+    assert build_book.colab_url("notebooks/07_x.ipynb").replace("&", "&amp;") in links["source"]
+    assert len({c.get("id") for c in out["cells"]}) == 3, "cell ids stay unique"
+
+
+def test_myst_targets_turn_html_anchors_into_targets():
+    text = '- <a id="query"></a>**query** · 查询 — asks.\n  - <a id="k"></a>nested\nplain <a id="x"></a>\n'
+    assert build_book.myst_targets(text) == (
+        '- (query)=\n  **query** · 查询 — asks.\n  - (k)=\n    nested\nplain <a id="x"></a>\n'
+    )
+
+
+def test_links_use_the_configured_repository():
+    assert build_book.colab_url("notebooks/00_a.ipynb") == (
+        f"https://colab.research.google.com/github/{GITHUB_REPOSITORY}/blob/{BRANCH}/notebooks/00_a.ipynb"
+    )
+    assert build_book.binder_url("notebooks/00_a.ipynb") == (
+        f"https://mybinder.org/v2/gh/{GITHUB_REPOSITORY}/{BRANCH}?urlpath=lab/tree/notebooks/00_a.ipynb"
+    )
+
+
+def test_readme_colab_and_binder_links_agree_with_the_configuration():
+    """The repository URL lives in course_lib/paths.py; README links to Colab or Binder must use the same one."""
+    import re
+
+    for url in re.findall(r"https://colab\.research\.google\.com/github/[^)\s\"']+", README):
+        assert url.startswith(f"https://colab.research.google.com/github/{GITHUB_REPOSITORY}/blob/{BRANCH}/"), url
+    for url in re.findall(r"https://mybinder\.org/v2/gh/[^)\s\"']+", README):
+        assert url.startswith(f"https://mybinder.org/v2/gh/{GITHUB_REPOSITORY}/{BRANCH}"), url
+
+
+def test_book_sources_are_in_place():
+    for path in ("book/conf.py", "book/_static/course.css", "book/templates/course-reveal/index.html.j2"):
+        assert (ROOT / path).is_file(), path
+    assert (ROOT / "postBuild").stat().st_mode & 0o111, "postBuild must be executable for Binder"

@@ -1,0 +1,97 @@
+"""The bilingual glossary and its links: well-formed entries, every term linked at its first use in each notebook.
+
+When a notebook is added or edited, `python tools/glossary_links.py` links new first uses and
+`python tools/glossary_links.py --write-first-use` updates the glossary's "First used in".
+"""
+
+import copy
+import importlib.util
+import re
+import sys
+
+import nbformat
+import pytest
+
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
+
+spec = importlib.util.spec_from_file_location("glossary_links", ROOT / "tools" / "glossary_links.py")
+glossary_links = sys.modules["glossary_links"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(glossary_links)
+
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+IDS = [nb.name for nb in NOTEBOOKS]
+ENTRIES = glossary_links.read_glossary()
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_entries_are_well_formed():
+    assert len(ENTRIES) >= 100
+    slugs = [e.slug for e in ENTRIES]
+    assert len(set(slugs)) == len(slugs)
+    for e in ENTRIES:
+        assert e.slug == re.sub(r"[^a-z0-9]+", "-", e.term.lower()).strip("-"), f"anchor of {e.term!r} is {e.slug!r}"
+        assert CJK.search(e.zh), f"{e.term!r} has no Chinese name: {e.zh!r}"
+        assert len(e.definition) > 20, f"{e.term!r}: definition too short"
+        assert re.fullmatch(r"(0\d|1[01])", e.first) and re.fullmatch(r"(0\d|1[01])", e.explained), e
+
+
+def test_index_lists_every_entry():
+    text = glossary_links.GLOSSARY.read_text(encoding="utf-8")
+    index = next(line for line in text.splitlines() if line.startswith("**Index:**"))
+    assert set(re.findall(r"\]\(#([a-z0-9-]+)\)", index)) == {e.slug for e in ENTRIES}
+
+
+def test_matching_respects_words_plurals_context_and_prose():
+    by_slug = {e.slug: e for e in ENTRIES}
+    text = (
+        "Self attention and a `softmax` in code; queries, $key$ in math, pixel values, the value vectors; "
+        "multi-head attention; keys and values; plain attention."
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    uses = glossary_links.find_uses(nb, ENTRIES)
+    words = {slug: text[u.start : u.end] for slug, u in uses.items()}
+    assert words["self-attention"] == "Self attention"  # hyphen or space, any case
+    assert words["query"] == "queries"
+    assert words["value"] == "value"  # "value vectors": not "pixel values", which is ordinary English
+    assert words["multi-head-attention"] == "multi-head attention" and words["attention"] == "attention"
+    assert words["key"] == "keys"  # not the `$key$` of the math
+    assert "softmax" not in words  # only in a code span
+    # "attention" inside "Self attention" and "multi-head attention" belongs to the longer terms
+    assert uses["attention"].start > uses["multi-head-attention"].start == text.index("multi-head")
+    assert by_slug["attention"].term == "attention"
+
+
+def test_linking_is_idempotent_only_touches_markdown_and_can_be_undone():
+    nb = nbformat.read(NOTEBOOKS[0], as_version=4)
+    glossary_links.remove_links(nb)
+    plain = copy.deepcopy(nb)
+    added = glossary_links.link_notebook(nb, ENTRIES)
+    assert added >= 20
+    assert glossary_links.unlinked_first_uses(nb, ENTRIES) == []
+    once = copy.deepcopy(nb)
+    assert glossary_links.link_notebook(nb, ENTRIES) == 0 and nb == once
+    for before, after in zip(plain.cells, nb.cells):
+        if before.cell_type == "code":
+            assert before == after  # code cells, outputs and execution counts untouched
+    assert glossary_links.remove_links(nb) == added and nb == plain
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_every_glossary_term_is_linked_at_its_first_use(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    problems = glossary_links.unlinked_first_uses(nb, ENTRIES)
+    assert not problems, (
+        f"{nb_path.name}: glossary terms not linked at their first use (run `python tools/glossary_links.py "
+        f"{nb_path.relative_to(ROOT)}`):\n" + "\n".join(problems)
+    )
+
+
+def test_first_used_in_matches_the_notebooks():
+    found = glossary_links.first_use_table(NOTEBOOKS, ENTRIES)
+    wrong = [f"{e.term}: glossary says {e.first}, notebooks {found[e.slug]}" for e in ENTRIES
+             if e.slug in found and found[e.slug] != e.first]  # fmt: skip
+    assert not wrong, "run `python tools/glossary_links.py --write-first-use`:\n" + "\n".join(wrong)
+
+
+def test_readme_links_the_glossary():
+    assert "docs/glossary.md" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,0 +1,226 @@
+"""course_lib.models against PyTorch's nn.TransformerEncoderLayer / nn.TransformerEncoder with copied weights."""
+
+import pytest
+import torch
+from conftest import float_dtypes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from course_lib import causal_mask, padding_mask
+from course_lib.models import BagOfEmbeddings, SequenceClassifier, TransformerEncoder, TransformerEncoderBlock
+
+TOL = {torch.float32: dict(atol=2e-5, rtol=1e-4), torch.float64: dict(atol=1e-10, rtol=1e-10)}
+
+
+def torch_layer(norm_first, activation, device, dtype, d_model=16, heads=4, d_ff=24, dropout=0.1):
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(
+        d_model, heads, d_ff, dropout=dropout, activation=activation, batch_first=True, norm_first=norm_first
+    )
+    with torch.no_grad():  # non-trivial LayerNorm parameters, so that copying them is tested too
+        for norm in (layer.norm1, layer.norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    return layer.to(device=device, dtype=dtype).eval()
+
+
+def batch(device, dtype, B=3, L=7, D=16):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(B, L, D, generator=g, dtype=dtype).to(device)
+    lengths = torch.tensor([L, 4, 1], device=device)  # one full sequence, one padded, one of a single token
+    return x, padding_mask(lengths, L)  # (B, L, D), (B, 1, L) True = may attend
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_block_equals_torch_layer_with_padding(norm_first, activation, device):
+    for dtype in float_dtypes(device):
+        layer = torch_layer(norm_first, activation, device, dtype)
+        ours = TransformerEncoderBlock.from_torch(layer).eval()
+        assert ours.norm_first == norm_first and ours.activation == activation
+        x, mask = batch(device, dtype)
+        with torch.no_grad():
+            expected = layer(x, src_key_padding_mask=~mask[:, 0])  # PyTorch: True = padding
+            got = ours(x, mask=mask)
+        torch.testing.assert_close(got, expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_block_gradients_equal_torch_layer(norm_first, device):
+    dtype = float_dtypes(device)[-1]
+    layer = torch_layer(norm_first, "gelu", device, dtype)
+    ours = TransformerEncoderBlock.from_torch(layer).eval()
+    x, mask = batch(device, dtype)
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (layer(x1, src_key_padding_mask=~mask[:, 0]) ** 2).sum().backward()
+    (ours(x2, mask=mask) ** 2).sum().backward()
+    torch.testing.assert_close(x2.grad, x1.grad, **TOL[dtype])
+    torch.testing.assert_close(ours.linear1.weight.grad, layer.linear1.weight.grad, **TOL[dtype])
+    torch.testing.assert_close(ours.self_attn.w_q.weight.grad, layer.self_attn.in_proj_weight.grad[:16], **TOL[dtype])
+
+
+def test_block_with_causal_mask_equals_torch(device):
+    layer = torch_layer(True, "relu", device, torch.float32)
+    ours = TransformerEncoderBlock.from_torch(layer).eval()
+    x, _ = batch(device, torch.float32)
+    mask = causal_mask(7, device=device)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x, mask=mask), layer(x, src_mask=~mask), **TOL[torch.float32])
+
+
+def test_training_mode_without_dropout_equals_torch():
+    layer = torch_layer(False, "relu", "cpu", torch.float64, dropout=0.0).train()
+    ours = TransformerEncoderBlock.from_torch(layer).train()
+    x, mask = batch("cpu", torch.float64)
+    torch.testing.assert_close(ours(x, mask), layer(x, src_key_padding_mask=~mask[:, 0]), **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_encoder_equals_torch_encoder(norm_first, device):
+    dtype = float_dtypes(device)[-1]
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, activation="gelu", batch_first=True, norm_first=norm_first)
+    final = nn.LayerNorm(16) if norm_first else None
+    encoder = nn.TransformerEncoder(layer, 3, norm=final, enable_nested_tensor=False).to(device, dtype).eval()
+    with torch.no_grad():  # the three layers start as copies of `layer`: make them differ
+        for p in encoder.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    ours = TransformerEncoder.from_torch(encoder).eval()
+    assert (ours.norm is not None) == norm_first and len(ours.layers) == 3
+    x, mask = batch(device, dtype)
+    with torch.no_grad():
+        expected = encoder(x, src_key_padding_mask=~mask[:, 0])
+        got, weights = ours(x, mask=mask, return_weights=True)
+    torch.testing.assert_close(got, expected, **TOL[dtype])
+    assert len(weights) == 3 and weights[0].shape == (3, 2, 7, 7)
+
+
+def test_attention_weights_ignore_padding_and_sum_to_one():
+    block = TransformerEncoderBlock(16, 4, dropout=0.0).eval()
+    x, mask = batch("cpu", torch.float32)
+    out, weights = block(x, mask, return_weights=True)
+    assert out.shape == (3, 7, 16) and weights.shape == (3, 4, 7, 7)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(3, 4, 7))
+    assert (weights[1, :, :, 4:] == 0).all() and (weights[2, :, :, 1:] == 0).all()  # padded keys get no weight
+
+
+@settings(max_examples=20, deadline=None)
+@given(length=st.integers(1, 6), seed=st.integers(0, 1000))
+def test_padding_content_does_not_change_real_outputs(length, seed):
+    torch.manual_seed(0)
+    encoder = TransformerEncoder(8, 2, 2, d_ff=16, dropout=0.0, norm_first=True).eval()
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(1, 6, 8, generator=g)
+    noisy = x.clone()
+    noisy[:, length:] = 100 * torch.randn(1, 6 - length, 8, generator=g)  # garbage in the padded positions
+    mask = padding_mask([length], 6)
+    torch.testing.assert_close(encoder(noisy, mask)[:, :length], encoder(x, mask)[:, :length])
+
+
+def test_post_ln_output_is_normalised_and_pre_ln_residual_stream_is_not():
+    torch.manual_seed(0)
+    x = 3 * torch.randn(4, 5, 16) + 1
+    post = TransformerEncoderBlock(16, 2, norm_first=False, dropout=0.0)(x)
+    pre = TransformerEncoderBlock(16, 2, norm_first=True, dropout=0.0)(x)
+    torch.testing.assert_close(post.mean(-1), torch.zeros(4, 5), atol=1e-5, rtol=0)  # LayerNorm last, weight 1
+    torch.testing.assert_close(post.var(-1, unbiased=False), torch.ones(4, 5), atol=1e-3, rtol=0)
+    assert pre.mean(-1).abs().mean() > 0.3  # x + f(LN(x)) keeps x's offset of 1
+
+
+def test_dropout_is_active_in_training_and_off_in_evaluation():
+    block = TransformerEncoderBlock(16, 2, dropout=0.5)
+    x = torch.randn(2, 5, 16)
+    assert not torch.allclose(block.train()(x), block(x))
+    torch.testing.assert_close(block.eval()(x), block(x))
+
+
+def tokens_batch():
+    tokens = torch.tensor([[5, 6, 7, 8, 0, 0], [9, 3, 4, 0, 0, 0], [3, 4, 5, 6, 7, 8]])  # 0 = padding
+    return tokens, torch.tensor([[8, 7, 6, 5, 0, 0], [4, 9, 3, 0, 0, 0], [8, 3, 7, 4, 6, 5]])  # real tokens reordered
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_without_positions_order_is_invisible_and_with_positions_it_is_not(pooling):
+    tokens, shuffled = tokens_batch()
+    torch.manual_seed(0)
+    blind = SequenceClassifier(10, 3, d_model=16, positions=None, pooling=pooling, max_len=6).eval()
+    torch.testing.assert_close(blind(shuffled), blind(tokens))  # permutation invariant
+    bag = BagOfEmbeddings(10, 3, d_model=16).eval()
+    torch.testing.assert_close(bag(shuffled), bag(tokens))
+    for positions in ("sinusoidal", "learned"):
+        torch.manual_seed(0)
+        model = SequenceClassifier(10, 3, d_model=16, positions=positions, pooling=pooling, max_len=6).eval()
+        assert not torch.allclose(model(shuffled), model(tokens), atol=1e-4)
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "learned", None])
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_classifier_ignores_padding(positions, pooling):
+    torch.manual_seed(0)
+    model = SequenceClassifier(10, 3, d_model=16, positions=positions, pooling=pooling, max_len=9).eval()
+    tokens, _ = tokens_batch()
+    longer = torch.cat([tokens, torch.zeros(3, 3, dtype=torch.long)], dim=1)  # three more padding positions
+    logits, weights = model(tokens, return_weights=True)
+    torch.testing.assert_close(model(longer), logits)
+    assert logits.shape == (3, 3) and len(weights) == 2
+    assert weights[0].shape == (3, 2, 6 + (pooling == "cls"), 6 + (pooling == "cls"))
+
+
+def test_attention_mask_is_combined_with_padding():
+    torch.manual_seed(0)
+    model = SequenceClassifier(10, 3, d_model=16, max_len=6, dropout=0.0).eval()
+    tokens, _ = tokens_batch()
+    everything = torch.ones(7, 7, dtype=torch.bool)  # (L', L') with the class token: nothing more is hidden
+    torch.testing.assert_close(model(tokens, attention_mask=everything), model(tokens))
+    hide = everything.clone()
+    hide[0, 1] = False  # the class token may not look at the first token
+    logits, weights = model(tokens, return_weights=True, attention_mask=hide)
+    assert (weights[0][:, :, 0, 1] == 0).all() and (weights[1][:, :, 0, 1] == 0).all()
+    assert not torch.allclose(logits, model(tokens))
+    x, valid = model.embed(tokens)
+    assert x.shape == (3, 7, 16) and valid[:, 0].all() and valid.sum().item() == 3 + 4 + 3 + 6
+    with pytest.raises(TypeError, match="attention_mask must be a boolean tensor"):
+        model(tokens, attention_mask=everything.float())
+
+
+def test_classifier_runs_on_the_device(device):
+    model = SequenceClassifier(10, 4, d_model=16, max_len=6).to(device)
+    tokens, _ = tokens_batch()
+    logits = model(tokens.to(device))
+    assert logits.device.type == device.type and logits.shape == (3, 4)
+    logits.sum().backward()
+    assert model.embedding.weight.grad is not None
+
+
+@pytest.mark.parametrize(
+    "make,words",
+    [
+        (lambda: TransformerEncoderBlock(10, 3), "d_model=10 is not divisible by num_heads=3"),
+        (lambda: TransformerEncoderBlock(16, 2, activation="tanh"), "activation must be one of ['gelu', 'relu']"),
+        (lambda: TransformerEncoderBlock(16, 2, dropout=1.0), "dropout must be a probability"),
+        (lambda: TransformerEncoder(16, 2, 0), "num_layers must be a positive int"),
+        (lambda: SequenceClassifier(10, 2, positions="rope"), "positions must be 'sinusoidal', 'learned' or None"),
+        (lambda: SequenceClassifier(10, 2, pooling="max"), "pooling must be 'cls' or 'mean'"),
+        (lambda: TransformerEncoderBlock(16, 2)(torch.randn(5, 16)), "x must have shape (B, L, d_model=16)"),
+        (lambda: SequenceClassifier(10, 2)(torch.randn(2, 5)), "tokens must be an integer tensor of shape (B, L)"),
+        (lambda: SequenceClassifier(10, 2, max_len=4)(torch.ones(2, 5, dtype=torch.long)), "L=5 > max_len=4"),
+        (
+            lambda: TransformerEncoderBlock.from_torch(
+                nn.TransformerEncoderLayer(16, 2, activation=nn.GELU(approximate="tanh"), batch_first=True)
+            ),
+            "is not supported: use relu or gelu",
+        ),
+    ],
+)
+def test_bad_arguments_are_reported_in_words(make, words):
+    with pytest.raises((ValueError, TypeError)) as info:
+        make()
+    assert words in str(info.value)
+
+
+def test_from_torch_rejects_other_modules():
+    with pytest.raises(TypeError, match="must be a torch.nn.TransformerEncoderLayer, got Linear"):
+        TransformerEncoderBlock.from_torch(nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="must be a torch.nn.TransformerEncoder, got Linear"):
+        TransformerEncoder.from_torch(nn.Linear(2, 2))

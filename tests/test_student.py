@@ -1,0 +1,335 @@
+"""The student-version tool: stubs that keep notebooks runnable, checks that then fail, nbgrader-ready exports.
+
+The slow part executes the student versions of notebooks 00-03 (set COURSE_STUDENT_EXECUTE=all to execute every
+notebook's student version, or a comma-separated list of numbers such as 04,05).
+"""
+
+import ast
+import os
+import re
+import textwrap
+
+import nbformat
+import pytest
+
+from course_lib import student
+from course_lib.checks import Unanswered
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
+from course_lib.student import find_exercises, nbgrader_notebook, solution_regions, stub_source, student_notebook
+
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+IDS = [nb.name for nb in NOTEBOOKS]
+
+
+def run(source: str) -> dict:
+    """Execute a stubbed cell's source in a fresh namespace and return it."""
+    namespace: dict = {}
+    exec(compile(source, "<cell>", "exec"), namespace)
+    return namespace
+
+
+def python_lines(source: str) -> str:
+    """Drop IPython-only lines (!shell, %magic) so that ast can parse a cell."""
+    return "\n".join("pass" if line.lstrip().startswith(("!", "%")) else line for line in source.split("\n"))
+
+
+# ---------------------------------------------------------------- stubbing one cell
+
+
+def test_indented_region_keeps_the_def_and_its_indentation():
+    source = textwrap.dedent(
+        """\
+        def attend_one(q, K, V):
+            # shapes: q (d_k,), K (n, d_k)
+            # BEGIN SOLUTION
+            scores = K @ q
+            return scores.softmax(-1) @ V
+            # END SOLUTION
+
+
+        print("defined")"""
+    )
+    stub, names = stub_source(source, "Exercise 2")
+    assert names == ["attend_one"]
+    assert "def attend_one(q, K, V):\n    # shapes: q (d_k,), K (n, d_k)\n    # YOUR CODE HERE\n" in stub
+    assert '    raise NotImplementedError("Exercise 2: write the body of attend_one")' in stub
+    assert "scores" not in stub and "BEGIN SOLUTION" not in stub and stub.endswith('print("defined")')
+    namespace = run(stub)  # the cell still runs and defines the function
+    with pytest.raises(NotImplementedError, match="Exercise 2: write the body of attend_one"):
+        namespace["attend_one"](1, 2, 3)
+
+
+def test_region_in_a_method_names_the_method():
+    source = textwrap.dedent(
+        """\
+        class Block:
+            def forward(self, x):
+                if x is None:
+                    return x
+                # BEGIN SOLUTION
+                return 2 * x
+                # END SOLUTION"""
+    )
+    stub, names = stub_source(source, "Exercise 3")
+    assert names == ["forward"]
+    with pytest.raises(NotImplementedError, match="Exercise 3: write the body of forward"):
+        run(stub)["Block"]().forward(1)
+
+
+def test_value_answers_become_placeholders_whose_check_fails_with_not_implemented_error():
+    source = textwrap.dedent(
+        """\
+        # Exercise 1: by hand
+        # BEGIN SOLUTION
+        q_2 = [1.2, 2.5]
+        score, (a, *rest) = 3.93, [1, 2, 3]
+        for i in range(2):
+            total = i
+        squares = [j * j for j in range(3)]
+        # END SOLUTION"""
+    )
+    stub, names = stub_source(source, "Exercise 1")
+    assert names == ["q_2", "score", "a", "rest", "i", "total", "squares"]  # not j: it lives in the comprehension
+    assert stub.startswith("# Exercise 1: by hand\n# YOUR ANSWER HERE")
+    namespace = run(stub)  # the exercise cell runs
+    assert all(isinstance(namespace[name], Unanswered) for name in names)
+    check = "import torch\nfrom course_lib import check_close\ncheck_close(torch.tensor(q_2), torch.tensor([1.2, 2.5]))"
+    with pytest.raises(NotImplementedError, match="Exercise 1: q_2 is not answered yet"):
+        exec(check, namespace)  # the check cell fails with NotImplementedError, not NameError
+    with pytest.raises(NotImplementedError, match="Exercise 1: score"):
+        exec("assert score == 3.93", namespace)
+
+
+def test_top_level_def_keeps_header_decorator_and_docstring():
+    source = textwrap.dedent(
+        '''\
+        import functools
+        # BEGIN SOLUTION
+        @functools.lru_cache
+        def count(n,
+                  k=2):
+            """How many."""
+            return n * k
+
+        answer = count(3)
+        # END SOLUTION'''
+    )
+    stub, names = stub_source(source, "Exercise 4")
+    assert names == ["count", "answer"]
+    assert '@functools.lru_cache\ndef count(n,\n          k=2):\n    """How many."""\n' in stub
+    namespace = run(stub)
+    with pytest.raises(NotImplementedError, match="Exercise 4: write the body of count"):
+        namespace["count"](1)
+    with pytest.raises(NotImplementedError, match="Exercise 4: answer"):
+        float(namespace["answer"])
+
+
+def test_a_class_to_write_becomes_a_placeholder_that_fails_when_called():
+    stub, names = stub_source("# BEGIN SOLUTION\nclass Net:\n    pass\n# END SOLUTION", "Exercise 5")
+    assert names == ["Net"]
+    with pytest.raises(NotImplementedError, match="Exercise 5: Net"):
+        run(stub)["Net"]()
+
+
+def test_several_regions_and_marker_spellings():
+    source = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\n\n"
+    source += "# BEGIN SOLUTION\ny = 1\n# END SOLUTION\n"
+    stub, names = stub_source(source, "Exercise 6")
+    assert names == ["f", "y"]
+    assert "return x" not in stub and "y = 1" not in stub
+    ast.parse(stub)
+
+
+def test_region_without_statements_or_unparsable_still_raises():
+    for region in ("print('hi')", "x = (1,"):
+        stub, names = stub_source(f"# BEGIN SOLUTION\n{region}\n# END SOLUTION", "Exercise 7")
+        assert names == []
+        with pytest.raises(NotImplementedError, match="Exercise 7"):
+            run(stub)
+
+
+def test_cells_without_markers_are_unchanged():
+    source = "x = 1  # mentions BEGIN SOLUTION in a comment, not as a marker line\n"
+    assert stub_source(source) == (source, [])
+
+
+@pytest.mark.parametrize(
+    "source,words",
+    [
+        ("# BEGIN SOLUTION\nx = 1\n", "line 1: '# BEGIN SOLUTION' without an '# END SOLUTION'"),
+        ("x = 1\n# END SOLUTION\n", "line 2: '# END SOLUTION' without a '# BEGIN SOLUTION'"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n", "line 2: '# BEGIN SOLUTION' inside the region"),
+    ],
+)
+def test_broken_markers_are_reported_with_their_line(source, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        solution_regions(source)
+
+
+# ---------------------------------------------------------------- whole notebooks
+
+
+def toy_notebook():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    cells = [
+        md("# Toy\n\nSolutions sit between `# BEGIN SOLUTION` and `# END SOLUTION` (prose, not markers)."),
+        code("import torch\nimport course_lib as cl", execution_count=1),
+        md("### Exercise 1 — a value\n\nType it in."),
+        code("# BEGIN SOLUTION\nanswer = torch.tensor(2.0)\n# END SOLUTION", execution_count=2),
+        md("The check:"),
+        code("cl.check_close(answer, torch.tensor(2.0), 'answer')", execution_count=3),
+        md("**Exercise 2 — a function.**"),
+        code("def double(x):\n    # BEGIN SOLUTION\n    return 2 * x\n    # END SOLUTION", execution_count=4),
+        code("print('not a check')", execution_count=5),
+        code("assert double(3) == 6", execution_count=6),
+        code("# Exercise 3: no heading above\n# BEGIN SOLUTION\nthree = 3\n# END SOLUTION", execution_count=7),
+        code("assert three == 3", execution_count=8),
+        md("## Summary"),
+    ]
+    for cell in cells[1:]:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", text="out\n")]
+            cell.metadata["execution"] = {"iopub.status.idle": "2026-01-01T00:00:00Z"}
+    kernelspec = {"name": "python3", "display_name": "Python 3"}
+    return nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec})
+
+
+def test_find_exercises_labels_and_check_cells():
+    exercises = find_exercises(toy_notebook())
+    assert [(e.label, e.solution_cell, e.check_cell) for e in exercises] == [
+        ("Exercise 1", 3, 5),
+        ("Exercise 2", 7, 9),
+        ("Exercise 3", 10, 11),
+    ]
+
+
+def test_student_notebook_stubs_clears_and_keeps_the_rest():
+    nb = toy_notebook()
+    new, exercises = student_notebook(nb)
+    assert "BEGIN SOLUTION" in "".join(nb.cells[3].source)  # the input is not modified
+    assert new.cells[1].id == "student-version-note" and "Student version" in new.cells[1].source
+    assert len(new.cells) == len(nb.cells) + 1
+    assert new.cells[0].source == nb.cells[0].source  # markdown that mentions the markers is left alone
+    assert [e.names for e in exercises] == [["answer"], ["double"], ["three"]]
+    for e in exercises:
+        assert "BEGIN SOLUTION" not in new.cells[e.solution_cell].source
+        assert new.cells[e.check_cell].source == nb.cells[e.check_cell - 1].source  # checks are kept as they are
+    for cell in new.cells:
+        assert "execution" not in cell.metadata
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+    nbformat.validate(new)
+
+
+def test_nbgrader_notebook_tags_cells_and_hides_prose_markers():
+    nb, exercises = nbgrader_notebook(toy_notebook(), "00_toy", points=2)
+    assert [nb.cells[e.solution_cell].metadata["nbgrader"]["grade_id"] for e in exercises] == [
+        "00_toy-exercise-1-answer",
+        "00_toy-exercise-2-answer",
+        "00_toy-exercise-3-answer",
+    ]
+    solution, tests = nb.cells[3].metadata["nbgrader"], nb.cells[5].metadata["nbgrader"]
+    assert solution == {"grade": False, "grade_id": "00_toy-exercise-1-answer", "locked": False,
+                        "schema_version": 3, "solution": True, "task": False}  # fmt: skip
+    assert tests["grade"] and tests["locked"] and tests["points"] == 2 and not tests["solution"]
+    assert "BEGIN SOLUTION" not in nb.cells[0].source and "BEGIN\u00a0SOLUTION" in nb.cells[0].source
+    assert nb.cells[3].source == "# BEGIN SOLUTION\nanswer = torch.tensor(2.0)\n# END SOLUTION"  # solutions stay
+    assert "nbgrader" not in nb.cells[8].metadata  # an ordinary cell between solution and check
+    assert all(c.outputs == [] for c in nb.cells if c.cell_type == "code")
+
+
+def test_nbgrader_accepts_the_export():
+    """With nbgrader installed, its own solution clearing and metadata check accept the export."""
+    pytest.importorskip("nbgrader")
+    from nbgrader.preprocessors import CheckCellMetadata, ClearSolutions
+
+    nb, _ = nbgrader_notebook(nbformat.read(NOTEBOOKS[0], as_version=4), NOTEBOOKS[0].stem)
+    nb, _ = CheckCellMetadata().preprocess(nb, {})
+    released, _ = ClearSolutions().preprocess(nb, {})
+    assert "BEGIN SOLUTION" not in "".join(c.source for c in released.cells)
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_every_notebook_has_three_checked_exercises_and_a_runnable_student_version(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    exercises = find_exercises(nb)
+    assert len(exercises) >= 3, f"{nb_path.name}: {len(exercises)} exercise(s), the course asks for at least 3"
+    new, stubbed = student_notebook(nb)
+    for e in stubbed:
+        assert e.check_cell is not None, f"{nb_path.name}: {e.label} (cell {e.solution_cell}) has no check after it"
+        assert e.names, f"{nb_path.name}: {e.label}: the stub names nothing for the student to write"
+        stub = new.cells[e.solution_cell].source
+        ast.parse(python_lines(stub))
+        original = nb.cells[e.solution_cell - 1].source.split("\n")
+        solution_lines = {
+            line.strip()
+            for begin, end, _ in solution_regions(nb.cells[e.solution_cell - 1].source)
+            for line in original[begin + 1 : end]
+            if line.strip() and not line.strip().startswith("#")
+        }
+        leaked = [line for line in solution_lines if line in stub.split("\n") or f"    {line}" in stub]
+        assert not leaked, f"{nb_path.name}: {e.label}: solution lines left in the student version: {leaked}"
+    for cell in new.cells:
+        if cell.cell_type == "code":
+            assert not solution_regions(cell.source)
+            ast.parse(python_lines(cell.source))
+
+
+def notebooks_to_execute():
+    choice = os.environ.get("COURSE_STUDENT_EXECUTE", "00,01,02,03")
+    if choice == "all":
+        return NOTEBOOKS
+    numbers = {n.strip() for n in choice.split(",") if n.strip()}
+    return [nb for nb in NOTEBOOKS if nb.name[:2] in numbers]
+
+
+EXECUTED = notebooks_to_execute()
+
+
+@pytest.mark.parametrize("nb_path", EXECUTED, ids=[nb.name for nb in EXECUTED])
+def test_student_version_runs_and_every_check_fails_with_not_implemented_error(nb_path, tmp_path):
+    from nbclient import NotebookClient
+
+    new, exercises = student_notebook(nbformat.read(nb_path, as_version=4))
+    client = NotebookClient(new, timeout=600, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path)}})  # fmt: skip
+    client.execute()
+    checks = {e.check_cell: e for e in exercises}
+    solutions = {e.solution_cell for e in exercises}
+    for i, cell in enumerate(new.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [(o.ename, o.evalue) for o in cell.outputs if o.output_type == "error"]
+        if i in checks:
+            assert errors, f"{nb_path.name}: the check of {checks[i].label} (cell {i}) passed without an answer"
+            assert errors[0][0] == "NotImplementedError", f"{nb_path.name}: cell {i} failed with {errors}"
+            assert checks[i].label in errors[0][1], errors
+        elif i in solutions:  # a solution cell may call its own function (then it raises too), nothing else
+            assert all(name == "NotImplementedError" for name, _ in errors), f"{nb_path.name}: cell {i}: {errors}"
+        else:
+            assert not errors, f"{nb_path.name}: cell {i} is neither solution nor check but failed: {errors}"
+
+
+# ---------------------------------------------------------------- the command line and make student
+
+
+def test_command_line_writes_every_notebook(tmp_path, capsys):
+    assert student.main([str(NOTEBOOKS_DIR), "--out", str(tmp_path / "student")]) == 0
+    written = sorted(p.name for p in (tmp_path / "student").glob("*.ipynb"))
+    assert written == sorted(p.name for p in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    assert "exercise(s) ->" in capsys.readouterr().out
+    assert student.main([str(NOTEBOOKS[0]), "--out", str(tmp_path / "nbg"), "--nbgrader"]) == 0
+    exported = nbformat.read(tmp_path / "nbg" / NOTEBOOKS[0].name, as_version=4)
+    assert any("nbgrader" in c.metadata for c in exported.cells)
+
+
+def test_command_line_refuses_to_overwrite_the_notebooks(capsys):
+    with pytest.raises(SystemExit):
+        student.main([str(NOTEBOOKS_DIR), "--out", str(NOTEBOOKS_DIR)])
+    assert "would overwrite them" in capsys.readouterr().err
+
+
+def test_make_student_target_and_gitignore():
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^student:", makefile, re.MULTILINE) and "course_lib.student notebooks --out student" in makefile
+    assert "student/" in (ROOT / ".gitignore").read_text().split()

@@ -1,0 +1,428 @@
+"""Build the course book (a static HTML site) and reveal.js slides from the executed notebooks.
+
+    python tools/build_book.py                 # -> build/html/index.html, build/html/slides/NN_name.slides.html
+
+It works offline and never re-executes a notebook: the book shows the outputs stored in the notebooks, which CI
+re-computes and compares with strict nbval. Steps:
+
+1. Stage a source tree in ``build/book_src`` that mirrors the repository's paths (so that the Colab and Binder
+   buttons point at the right files): copies of ``notebooks/NN_*.ipynb``, ``docs/glossary.md`` when it exists, and a
+   landing page ``index.md`` whose course map is the README's table (the one source of the map).
+2. ``sphinx-build`` with MyST-NB and the Sphinx Book Theme (the Jupyter Book 1 stack), configured in ``book/conf.py``.
+3. One slide deck per notebook with nbconvert's reveal.js exporter (template ``book/templates/course-reveal``).
+4. Copy the JavaScript the pages need into ``build/html/_static``: MathJax 2.7 (from the PyPI package
+   ``jupyter-server-mathjax``) and reveal.js (from the PyPI package ``sphinx-revealjs``), so math and slides render
+   without any CDN, from ``build/html`` served by any web server or opened as files.
+
+The helpers below are pure functions of text or notebooks; tests/test_book.py tests them without Sphinx.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL  # noqa: E402
+
+BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
+GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+REMOVE_TAG = "remove-cell"  # cells the book and the slides leave out (the Colab set-up cell)
+CJK_FONT = ROOT / "data" / "fonts" / "NotoSansSC-CourseSubset.otf"  # book/conf.py copies it into _static/
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+# MathJax 2.7 as the PyPI package jupyter-server-mathjax ships it: TeX input, HTML-CSS output with the STIX-Web
+# fonts (the package has no TeX web fonts). One configuration for the book and the slides.
+MATHJAX_SCRIPT = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"  # relative to _static/
+MATHJAX_CONFIG = {
+    "tex2jax": {
+        "inlineMath": [["$", "$"], ["\\(", "\\)"]],
+        "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
+        "processEscapes": True,
+        "processEnvironments": True,
+    },
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
+    "TeX": {"equationNumbers": {"autoNumber": "none"}},
+    "messageStyle": "none",
+    "menuSettings": {"zoom": "None"},
+}
+
+
+# --------------------------------------------------------------------------------------------- links
+
+
+def colab_url(notebook: str, repository: str = GITHUB_REPOSITORY, branch: str = BRANCH) -> str:
+    """'notebooks/00_start_here.ipynb' -> the URL that opens it in Google Colab."""
+    return f"https://colab.research.google.com/github/{repository}/blob/{branch}/{notebook}"
+
+
+def binder_url(notebook: str | None = None, repository: str = GITHUB_REPOSITORY, branch: str = BRANCH) -> str:
+    """The mybinder.org URL that builds the repository (environment.yml, postBuild) and opens JupyterLab."""
+    url = f"https://mybinder.org/v2/gh/{repository}/{branch}"
+    return url + (f"?urlpath=lab/tree/{notebook}" if notebook else "?urlpath=lab")
+
+
+def slides_name(notebook: str | Path) -> str:
+    return Path(notebook).stem + ".slides.html"
+
+
+# ----------------------------------------------------------------------------------------- course map
+
+
+def split_row(line: str) -> list[str]:
+    """Cells of a Markdown table row (pipes inside backticks or escaped as \\| do not split)."""
+    cells, cell, in_code, i = [], "", False, 0
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body) and body[i + 1] == "|":
+            cell += "\\|"
+            i += 2
+            continue
+        if ch == "`":
+            in_code = not in_code
+        if ch == "|" and not in_code:
+            cells.append(cell.strip())
+            cell = ""
+        else:
+            cell += ch
+        i += 1
+    cells.append(cell.strip())
+    return cells
+
+
+def course_map_table(readme: str, heading: str = "Course map") -> list[str]:
+    """The lines of the first Markdown table after the README heading `## {heading}`."""
+    lines = readme.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(rf"##\s+{re.escape(heading)}\s*", line)), None)
+    if start is None:
+        raise ValueError(f"README has no '## {heading}' section")
+    table = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.lstrip().startswith("|"):
+            table.append(line.strip())
+        elif table:
+            break
+    if len(table) < 3 or not re.fullmatch(r"\|?\s*:?-{3,}.*", table[1]):
+        raise ValueError(f"README's '## {heading}' section has no Markdown table")
+    return table
+
+
+def notebook_links(cell: str) -> list[str]:
+    """Targets of the Markdown links to notebooks in a table cell: '[x](notebooks/00_a.ipynb)' -> the path."""
+    return re.findall(r"\]\(([^)\s]+\.ipynb)\)", cell)
+
+
+def notebook_title(nb: dict) -> str:
+    """The text of a notebook's first Markdown heading, without a leading 'NN ·'."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            m = re.search(r"^#+\s+(.+)$", "".join(cell.get("source", "")), re.M)
+            if m:
+                return re.sub(r"^\d+\s*[·.:-]\s*", "", m.group(1)).strip()
+    return ""
+
+
+def landing_course_map(readme: str, existing: dict[str, str]) -> str:
+    """The README's course map, with a last column of links (slides, Colab) for every notebook that exists.
+
+    `existing` maps each notebook's path ('notebooks/04_x.ipynb') to its title. A row that does not link its
+    notebook yet (the README marks it "planned") but whose number matches an existing notebook gets the link; an
+    existing notebook without any row gets a row of its own at the end.
+    """
+    rows = [split_row(line) for line in course_map_table(readme)]
+    header, body = rows[0], rows[2:]
+    name_col = next((i for i, h in enumerate(header) if h.strip().lower() == "notebook"), min(1, len(header) - 1))
+    by_number = {Path(nb).name[:2]: nb for nb in existing}
+    out = ["| " + " | ".join([*header, "open"]) + " |", "|" + "---|" * (len(header) + 1)]
+    covered = set()
+
+    def open_links(nb: str) -> str:
+        slides = f'<a href="slides/{slides_name(nb)}">slides</a>'
+        return f'{slides}&nbsp;·&nbsp;<a href="{html.escape(colab_url(nb))}">Colab</a>'
+
+    for row in body:
+        row = row + [""] * (len(header) - len(row))
+        links = [t for cell in row for t in notebook_links(cell) if t in existing]
+        nb = links[0] if links else by_number.get(row[0].strip())
+        if nb and not links and row[name_col].strip():
+            row[name_col] = f"[{row[name_col].strip()}]({nb})"
+        if nb:
+            covered.add(nb)
+        out.append("| " + " | ".join([*row, open_links(nb) if nb else ""]) + " |")
+    for nb, title in existing.items():
+        if nb not in covered:
+            row = [""] * len(header)
+            row[0], row[name_col] = Path(nb).name[:2], f"[{title or Path(nb).stem}]({nb})"
+            out.append("| " + " | ".join([*row, open_links(nb)]) + " |")
+    return "\n".join(out)
+
+
+def readme_intro(readme: str) -> str:
+    """The README's text between its title and its first second-level heading."""
+    body = readme.split("\n", 1)[1] if readme.startswith("# ") else readme
+    return body.split("\n## ", 1)[0].strip()
+
+
+def readme_title(readme: str) -> str:
+    first = readme.splitlines()[0] if readme else ""
+    return first[2:].strip() if first.startswith("# ") else "Self-Attention from the Ground Up"
+
+
+def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None) -> str:
+    """index.md of the book: title, the README's introduction, the course map, ways in, and the hidden toctree.
+
+    `notebooks` maps each notebook's path ('notebooks/00_start_here.ipynb') to its title."""
+    first = next(iter(notebooks), None)
+    toc = "\n".join(str(Path(nb).with_suffix("")) for nb in notebooks)
+    parts = [
+        f"# {readme_title(readme)}",
+        readme_intro(readme),
+        "## Course map",
+        landing_course_map(readme, notebooks),
+        "Each chapter of this book is a notebook, shown with the outputs that CI re-computed. The **slides** are the "
+        "same notebooks as reveal.js decks for lecturers (arrow keys move, `Esc` shows an overview, `S` opens the "
+        "speaker view).",
+        "## Run the notebooks yourself",
+        f"- On your machine: clone <{REPOSITORY_URL}>, then `make lab` (JupyterLab) or `make test` (every check).\n"
+        f'- In Google Colab: the <a href="{html.escape(colab_url(first) if first else "")}">Colab</a> '
+        "links above open a notebook; its first code cell installs `course_lib` (Colab only).\n"
+        f'- On Binder: <a href="{html.escape(binder_url(first))}">launch JupyterLab</a> '
+        "in the browser, with everything installed.",
+    ]
+    if glossary:
+        parts.append(f"The [glossary]({glossary}) (English / 中文) lists every term the course uses.")
+    parts.append(f"```{{toctree}}\n:hidden:\n:caption: Notebooks\n\n{toc}\n```")
+    if glossary:
+        parts.append(f"```{{toctree}}\n:hidden:\n:caption: Reference\n\n{Path(glossary).with_suffix('')}\n```")
+    return "\n\n".join(parts) + "\n"
+
+
+# --------------------------------------------------------------------------------- notebook transforms
+
+_ANCHORED_ITEM = re.compile(
+    r'^(?P<indent>[ \t]*)(?P<bullet>[-*+]|\d+[.)])(?P<gap>[ \t]+)<a id="(?P<id>[^"]+)"></a>', re.M
+)
+
+
+def myst_targets(markdown: str) -> str:
+    """Turn a list item that starts with an HTML anchor, `- <a id="x"></a>text` (what GitHub renders, e.g. in the
+    glossary), into a MyST target `(x)=` followed by the text, so that Sphinx knows the anchor and links to
+    `glossary.md#x` resolve without warnings. The page still has an element with id="x"."""
+
+    def target(m: re.Match) -> str:
+        pad = m["indent"] + " " * (len(m["bullet"]) + len(m["gap"]))
+        return f"{m['indent']}{m['bullet']}{m['gap']}({m['id']})=\n{pad}"
+
+    return _ANCHORED_ITEM.sub(target, markdown)
+
+
+def _widget_html(model_id: str, state: dict, depth: int = 0) -> str | None:
+    """Static HTML for a saved ipywidgets model (the boxes, labels and progress bars tqdm draws); None if unknown."""
+    model = state.get(model_id)
+    if model is None or depth > 8:
+        return None
+    name, s = model.get("model_name", ""), model.get("state", {})
+    if name in ("HBoxModel", "VBoxModel", "BoxModel"):
+        parts = [_widget_html(child.removeprefix("IPY_MODEL_"), state, depth + 1) for child in s.get("children", [])]
+        if any(p is None for p in parts):
+            return None
+        kind = "hbox" if name == "HBoxModel" else "vbox"
+        return f'<div class="course-widget course-widget-{kind}">{"".join(parts)}</div>'
+    if name in ("HTMLModel", "HTMLMathModel"):
+        return f"<span>{s.get('value', '')}</span>"
+    if name == "LabelModel":
+        return f"<span>{html.escape(str(s.get('value', '')))}</span>"
+    if name in ("FloatProgressModel", "IntProgressModel"):
+        value, high = s.get("value", 0), s.get("max", 100)
+        style = s.get("bar_style") or ""
+        return f'<progress class="course-widget-progress {style}" value="{value}" max="{high}"></progress>'
+    return None
+
+
+def static_widgets(nb: dict) -> dict:
+    """Replace each widget output by static HTML of its saved final state; drop the saved state.
+
+    Rendering live widgets needs JavaScript from a CDN; the book and the slides must work offline. A progress bar
+    of ``tqdm.auto`` thus shows its final state (e.g. "100% 5/5"), as it looked when the notebook was executed.
+    Widgets of other kinds keep their text/plain fallback.
+    """
+    nb = copy.deepcopy(nb)
+    saved = nb.get("metadata", {}).pop("widgets", {})
+    state = saved.get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW not in data:
+                continue
+            view = data.pop(WIDGET_VIEW)
+            rendered = _widget_html(view.get("model_id", ""), state)
+            if rendered is not None:
+                data["text/html"] = rendered
+    return nb
+
+
+def remove_tagged_cells(nb: dict, tag: str = REMOVE_TAG) -> dict:
+    nb = copy.deepcopy(nb)
+    nb["cells"] = [c for c in nb["cells"] if tag not in c.get("metadata", {}).get("tags", [])]
+    return nb
+
+
+def slide_types(nb: dict) -> dict:
+    """Mark cells for reveal.js: a notebook title or '##' section opens a slide (left/right arrows), any other
+    Markdown cell a sub-slide (up/down), and code cells stay on the slide of the text before them."""
+    nb = copy.deepcopy(nb)
+    for i, cell in enumerate(nb["cells"]):
+        source = "".join(cell.get("source", "")).lstrip()
+        if cell["cell_type"] == "markdown":
+            kind = "slide" if i == 0 or re.match(r"#{1,2}\s", source) else "subslide"
+        else:
+            kind = "-"
+        cell.setdefault("metadata", {})["slideshow"] = {"slide_type": kind}
+    if nb["cells"]:
+        nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}
+    return nb
+
+
+def links_cell(notebook: str) -> dict:
+    """A Markdown cell placed after a chapter's first cell in the book: its slides, Colab and Binder."""
+    links = (
+        f'<a href="../slides/{slides_name(notebook)}">Slides of this notebook</a> · '
+        f'<a href="{html.escape(colab_url(notebook))}">Open in Colab</a> · '
+        f'<a href="{html.escape(binder_url(notebook))}">Launch on Binder</a>'
+    )
+    return {"cell_type": "markdown", "metadata": {}, "source": f'<p class="course-links">{links}</p>'}
+
+
+def book_notebook(nb: dict, notebook: str) -> dict:
+    nb = static_widgets(nb)
+    cell = links_cell(notebook)
+    if (nb.get("nbformat"), nb.get("nbformat_minor", 0)) >= (4, 5):  # cell ids exist from nbformat 4.5 on
+        cell["id"] = "course-links"
+    nb["cells"].insert(1, cell)
+    return nb
+
+
+def slides_notebook(nb: dict) -> dict:
+    return slide_types(remove_tagged_cells(static_widgets(nb)))
+
+
+# ------------------------------------------------------------------------------------------------ build
+
+
+def vendor_dirs() -> dict[str, Path]:
+    """The JavaScript libraries copied into _static/, found inside their PyPI packages."""
+    import jupyter_server_mathjax
+    import sphinx_revealjs
+
+    dirs = {
+        "mathjax": Path(jupyter_server_mathjax.__file__).parent / "static",
+        "revealjs": Path(sphinx_revealjs.__file__).parent / "_static" / "revealjs",
+    }
+    for name, path in dirs.items():
+        if not path.is_dir():
+            raise FileNotFoundError(f"{name}: expected its files in {path}")
+    return dirs
+
+
+def stage(src: Path) -> list[str]:
+    """Write the Sphinx source tree into `src`; return the staged notebooks' paths (relative, 'notebooks/...')."""
+    if src.exists():
+        shutil.rmtree(src)
+    (src / "notebooks").mkdir(parents=True)
+    notebooks = {}
+    for path in sorted((ROOT / "notebooks").glob(NOTEBOOK_GLOB)):
+        rel = f"notebooks/{path.name}"
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        (src / rel).write_text(json.dumps(book_notebook(nb, rel), indent=1, ensure_ascii=False), encoding="utf-8")
+        notebooks[rel] = notebook_title(nb)
+    glossary = None
+    if (ROOT / GLOSSARY).is_file():
+        (src / GLOSSARY).parent.mkdir(parents=True, exist_ok=True)
+        (src / GLOSSARY).write_text(myst_targets((ROOT / GLOSSARY).read_text(encoding="utf-8")), encoding="utf-8")
+        glossary = GLOSSARY.as_posix()
+    else:
+        print(f"note: {GLOSSARY} not found; the book has no glossary page")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (src / "index.md").write_text(landing_page(readme, notebooks, glossary), encoding="utf-8")
+    return list(notebooks)
+
+
+def build_slides(notebooks: list[str], out: Path) -> None:
+    import nbformat
+    from nbconvert import SlidesExporter
+
+    exporter = SlidesExporter(
+        extra_template_basedirs=[str(BOOK_DIR / "templates")],
+        template_name="course-reveal",
+        reveal_url_prefix="../_static/revealjs",
+        reveal_theme="white",  # "simple", the default, loads Google fonts; "white" has its fonts in reveal.js
+    )
+    (out / "slides").mkdir(parents=True, exist_ok=True)
+    for rel in notebooks:
+        nb = slides_notebook(json.loads((ROOT / rel).read_text(encoding="utf-8")))
+        resources = {
+            "course": {
+                "mathjax_url": f"../_static/{MATHJAX_SCRIPT}",
+                "mathjax_config": json.dumps(MATHJAX_CONFIG),
+                "book_url": f"../{Path(rel).with_suffix('.html').as_posix()}",
+                "cjk_font_url": f"../_static/{CJK_FONT.name}" if CJK_FONT.is_file() else "",
+            }
+        }
+        body, _ = exporter.from_notebook_node(nbformat.reads(json.dumps(nb), as_version=4), resources=resources)
+        (out / "slides" / slides_name(rel)).write_text(body, encoding="utf-8")
+
+
+def copy_vendor(out: Path) -> None:
+    for name, path in vendor_dirs().items():
+        shutil.copytree(path, out / "_static" / name, dirs_exist_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "html")
+    parser.add_argument("--src", type=Path, default=ROOT / "build" / "book_src")
+    parser.add_argument("--no-slides", action="store_true")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    vendor_dirs()  # fail early when the book extra is not installed
+    notebooks = stage(args.src)
+    if not notebooks:
+        print("no notebooks to build", file=sys.stderr)
+        return 1
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(BOOK_DIR), str(args.src), str(args.out)]
+    warnings = args.out.parent / "book-warnings.txt"
+    cmd += ["-w", str(warnings)]
+    subprocess.run(cmd, check=True)
+    copy_vendor(args.out)
+    if not args.no_slides:
+        build_slides(notebooks, args.out)
+    n_warn = len([line for line in warnings.read_text().splitlines() if "WARNING" in line]) if warnings.exists() else 0
+    print(
+        f"book: {args.out / 'index.html'} ({len(notebooks)} notebooks"
+        f"{', slides in ' + str(args.out / 'slides') if not args.no_slides else ''}); "
+        f"{n_warn} Sphinx warning(s){' in ' + str(warnings) if n_warn else ''}; {time.perf_counter() - t0:.0f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
