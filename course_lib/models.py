@@ -5,7 +5,7 @@ One encoder block is two sublayers, each wrapped in a residual connection and a 
 .. math::  \text{post-LN (Vaswani et al., 2017):}\quad
            h = \operatorname{LN}_1(x + \operatorname{MHA}(x)), \qquad y = \operatorname{LN}_2(h + \operatorname{FFN}(h))
 
-.. math::  \text{pre-LN (Xiong et al., 2020):}\quad
+.. math::  \text{pre-LN (Wang et al., 2019; GPT-2, Radford et al., 2019; analysed by Xiong et al., 2020):}\quad
            h = x + \operatorname{MHA}(\operatorname{LN}_1(x)), \qquad y = h + \operatorname{FFN}(\operatorname{LN}_2(h))
 
 with :math:`\operatorname{FFN}(h) = \sigma(h W_1 + b_1) W_2 + b_2` applied to every position separately
