@@ -6,6 +6,7 @@ browser are tested by `make e2e` (tests/e2e/).
 
 import ast
 import io
+import re
 import subprocess
 import sys
 import types
@@ -275,3 +276,17 @@ def test_book_sources_are_in_place():
     for path in ("book/conf.py", "book/_static/course.css", "book/templates/course-reveal/index.html.j2"):
         assert (ROOT / path).is_file(), path
     assert (ROOT / "postBuild").stat().st_mode & 0o111, "postBuild must be executable for Binder"
+
+
+def test_readme_opens_every_notebook_in_colab_and_binder_with_the_configured_repository():
+    """The README's "Open in Colab" / "Launch on Binder" links: one of each per notebook, and every Colab or
+    Binder URL in the README built from course_lib.paths (so publishing the course changes one place)."""
+    urls = re.findall(r"\((https://(?:colab\.research\.google\.com|mybinder\.org)/[^)\s]+)\)", README)
+    expected = {build_book.binder_url()}
+    for nb in NOTEBOOKS:
+        path = nb.relative_to(ROOT).as_posix()
+        expected |= {build_book.colab_url(path), build_book.binder_url(path)}
+        assert build_book.colab_url(path) in urls, f"README has no Colab link for {path}"
+        assert build_book.binder_url(path) in urls, f"README has no Binder link for {path}"
+    stray = sorted(set(urls) - expected)
+    assert not stray, f"README links that disagree with course_lib/paths.py or name no notebook: {stray}"
