@@ -66,3 +66,4 @@ html_theme_options = {
 if CJK_FONT.is_file():
     html_static_path.append(str(CJK_FONT.parent))  # the font and its license, OFL.txt
     html_css_files.append("course-cjk.css")
+    html_js_files = ["course-cjk.js"]

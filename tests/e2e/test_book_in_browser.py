@@ -36,6 +36,7 @@ def open_page(guarded, url: str):
     page.on("response", lambda r: bad.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     response = page.goto(url, wait_until="load")
     assert response is not None and response.ok, f"{url}: {response.status if response else 'no response'}"
+    page.evaluate("() => document.fonts.ready.then(() => true)")  # web fonts (the CJK subset) in place
     return page, bad
 
 
@@ -151,10 +152,48 @@ def test_book_has_no_cdn_urls():
 
 
 def test_sphinx_reported_no_warnings():
-    """A Sphinx warning is a reader's problem: a link to a missing notebook or anchor, a bad formula, a lost
-    figure. tools/build_book.py writes them to build/book-warnings.txt."""
+    """A Sphinx warning is a reader's problem: a broken link or anchor, a bad formula, a lost figure
+    (tools/build_book.py writes them to build/book-warnings.txt). One kind is tolerated: a link to a notebook that
+    does not exist yet (a course published before its last chapters), which the book shows as plain text."""
     log = HTML.parent / "book-warnings.txt"
-    warnings = (
-        [line for line in log.read_text(encoding="utf-8").splitlines() if "WARNING" in line] if log.exists() else []
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    warnings = [line for line in lines if "WARNING" in line]
+    unwritten = re.compile(r"(?:target not found|Unknown source document):? '(?:\.\./)?(notebooks/[^']+?)(?:\.ipynb)?'")
+    tolerated = [w for w in warnings if (m := unwritten.search(w)) and not (ROOT / f"{m[1]}.ipynb").exists()]
+    errors = [w for w in warnings if w not in tolerated]
+    if tolerated:
+        print(f"{len(tolerated)} link(s) to notebooks not written yet, e.g. {tolerated[0]}")
+    assert not errors, f"{len(errors)} Sphinx warning(s), e.g.:\n" + "\n".join(errors[:15])
+
+
+def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
+    """Chapter 03 names its worked example in Chinese, also in the sidebar. On a machine without a CJK font (like
+    CI's), the glyphs must come from the course's font subset (book/_static/course-cjk.css), not show as boxes."""
+    nb = next((nb for nb in NOTEBOOKS if nb.stem.startswith("03_")), None)
+    if nb is None:
+        pytest.skip("notebook 03 does not exist")
+    url = f"{book_url}notebooks/{nb.stem}.html"
+    page, bad = open_page(guarded, url)
+    text = "猫坐在垫子上"
+    assert text[0] in page.locator("main").inner_text(), f"{url}: no Chinese text to check"
+    status = page.evaluate(
+        """text => [...document.fonts].filter(f => f.family.includes('Course Subset')).map(f => f.status)""", text
     )
-    assert not warnings, f"{len(warnings)} Sphinx warning(s), e.g.:\n" + "\n".join(warnings[:15])
+    assert status and "loaded" in status, f"{url}: the course's CJK font was not loaded ({status})"
+    assert page.evaluate("text => document.fonts.check('16px \"Noto Sans SC Course Subset\"', text)", text)
+    # Drawn with the subset font first, the characters' pixels differ from those drawn by the fallback alone (on
+    # CI: empty boxes); without the subset font the two drawings are the same. Compare their ink.
+    ink = page.evaluate(
+        """text => ['"Noto Sans SC Course Subset", monospace', 'monospace'].map(family => {
+            const canvas = document.createElement('canvas');
+            canvas.width = 400; canvas.height = 60;
+            const c = canvas.getContext('2d');
+            c.font = '40px ' + family;
+            c.fillText(text, 5, 45);
+            const alpha = c.getImageData(0, 0, 400, 60).data.filter((_, i) => i % 4 === 3);
+            return [alpha.reduce((a, b) => a + b, 0), alpha.reduce((a, b, i) => a + b * (i % 400), 0)];
+        })""",
+        text,
+    )
+    assert ink[0][0] > 0 and ink[0] != ink[1], f"{url}: Chinese glyphs draw like the fallback's boxes: {ink}"
+    assert_offline(guarded, bad, url)
