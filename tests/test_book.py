@@ -156,13 +156,14 @@ def test_course_map_is_read_from_the_readme():
 def test_landing_course_map_links_every_existing_notebook():
     readme = (
         "# T\n\n## Course map\n\n| # | notebook | what | status |\n|---|---|---|---|\n"
-        "| 00 | [Start](notebooks/00_a.ipynb) | intro | done |\n| 01 | Second | more | planned |\n"
+        "| 00 | [Start](notebooks/00_a.ipynb) | intro | ✅ |\n| 01 | Second | more | planned |\n"
         "| 02 | Third | later | planned |\n\nAfter.\n"
     )
     existing = {"notebooks/00_a.ipynb": "Start", "notebooks/01_b.ipynb": "Second", "notebooks/05_e.ipynb": "Extra"}
     lines = build_book.landing_course_map(readme, existing).splitlines()
     assert lines[0] == "| # | notebook | what | status | open |"
     assert 'href="slides/00_a.slides.html"' in lines[2] and "colab.research.google.com" in lines[2]
+    assert "| ✓ |" in lines[2] and "✅" not in lines[2], "status emoji become text characters"
     assert "[Second](notebooks/01_b.ipynb)" in lines[3], "a planned row gets the link once its notebook exists"
     assert lines[4].endswith("|  |"), "no links for a notebook that does not exist"
     assert "[Extra](notebooks/05_e.ipynb)" in lines[5], "an existing notebook without a row gets one"

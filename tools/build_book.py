@@ -41,6 +41,9 @@ NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 REMOVE_TAG = "remove-cell"  # cells the book and the slides leave out (the Colab set-up cell)
 CJK_FONT = ROOT / "data" / "fonts" / "NotoSansSC-CourseSubset.otf"  # book/conf.py copies it into _static/
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# The README's status marks, in characters that common text fonts have (a machine without an emoji font, like
+# CI's headless Chromium, draws ✅ as an empty box).
+EMOJI_TEXT = {"✅": "✓", "❌": "✗"}
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 # MathJax 2.7 as the PyPI package jupyter-server-mathjax ships it: TeX input, HTML-CSS output with the STIX-Web
@@ -158,7 +161,7 @@ def landing_course_map(readme: str, existing: dict[str, str]) -> str:
         return f'{slides}&nbsp;·&nbsp;<a href="{html.escape(colab_url(nb))}">Colab</a>'
 
     for row in body:
-        row = row + [""] * (len(header) - len(row))
+        row = [EMOJI_TEXT.get(cell.strip(), cell) for cell in row] + [""] * (len(header) - len(row))
         links = [t for cell in row for t in notebook_links(cell) if t in existing]
         nb = links[0] if links else by_number.get(row[0].strip())
         if nb and not links and row[name_col].strip():
