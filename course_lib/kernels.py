@@ -7,8 +7,9 @@ What it computes is exactly :func:`attention_reference` below (the plain PyTorch
 
 What it never does is build the ``N × N`` score matrix in GPU memory. Each Triton *program* (one thread block on
 one streaming multiprocessor) owns a tile of ``BLOCK_M`` queries, keeps it on-chip, and walks over the keys and
-values ``BLOCK_N`` at a time, keeping a running ("online") softmax. Memory traffic drops from ``O(N²)`` to
-``O(N·D)`` per head, which is why this is fast.
+values ``BLOCK_N`` at a time, keeping a running ("online") softmax. The ``N × N`` scores and weights never
+travel to or from global memory; only Q (once), K and V (once per query tile, ``N / BLOCK_M`` times) and the output
+do, which is why this is fast (traffic ``O(N²·D / BLOCK_M)`` per head instead of ``O(N²)`` of scores).
 
 Shape legend (used in every comment below):
 
