@@ -70,3 +70,20 @@ def test_sanitize_file_is_well_formed():
         assert regex.startswith("regex: ") and regex == regex.rstrip(), regex
         assert replace.startswith("replace: "), replace
         re.compile(regex[len("regex: ") :])
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
+def test_relative_links_point_at_pages_of_the_book(nb):
+    """A relative Markdown link must name a notebook or a Markdown page that exists (with an optional #anchor): those
+    are what JupyterLab opens and what the book (`make book`) turns into pages. A link to a source file, such as
+    ../course_lib/kernels.py, works in JupyterLab but is a broken link in the book (name it in `code` instead)."""
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    bad = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", markdown):
+        if re.match(r"[a-z]+:|#", target):  # https:, mailto:, or an anchor in this notebook
+            continue
+        path = (nb.parent / target.split("#", 1)[0]).resolve()
+        if path.suffix not in (".ipynb", ".md") or not path.is_file():
+            bad.append(target)
+    assert not bad, f"{nb.name}: relative links the book cannot follow: {sorted(set(bad))}"
