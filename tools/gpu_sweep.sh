@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The course's GPU checks, for a machine with a CUDA GPU, run from the repository root:
+#
+#   tools/gpu_sweep.sh tests       the unit tests with COURSE_DEVICE=cuda (the Triton kernel's tests included)
+#   tools/gpu_sweep.sh notebooks   every notebook under nbval's lax mode on CUDA (their asserts, not their digits)
+#   tools/gpu_sweep.sh bench       python -m course_lib.kernels_bench (the Triton kernel against SDPA, bf16, d = 64,
+#                                  n = 1k ... 16k, causal and not) and python -m course_lib.bench --device cuda
+#   tools/gpu_sweep.sh all         the three, in this order
+#
+# Each part writes its log (and the benchmarks their CSV files) to $OUT, or build/gpu when OUT is unset, next to
+# versions.txt: the GPU, the driver, torch, triton and Python, to quote with the results in the README.
+# It uses the Python on PATH, which must have torch; course_lib is found through PYTHONPATH (no install). When
+# nbval is missing and a folder .whl/ holds the wheels of ../shared/tools/gpu-wheels.sh, they are installed from it
+# into .site/ first (no package index needed). COURSE_DEVICE may name another device (cuda:1; cpu for a dry run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+part=${1:-all}
+out=${OUT:-build/gpu}
+device=${COURSE_DEVICE:-cuda}
+python=${PYTHON:-python3}
+mkdir -p "$out"
+export PYTHONPATH="$PWD/.site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+
+versions() {
+    {
+        date -u +"%Y-%m-%d %H:%M UTC"
+        command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+        "$python" - <<'EOF'
+import platform
+import torch
+print(f"python {platform.python_version()}, torch {torch.__version__}, CUDA {torch.version.cuda}")
+if torch.cuda.is_available():
+    p = torch.cuda.get_device_properties(0)
+    print(f"device: {p.name}, compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs")
+try:
+    import triton
+    print(f"triton {triton.__version__}")
+except ImportError:
+    print("triton: not installed")
+EOF
+    } | tee "$out/versions.txt"
+}
+
+jupyter_packages() {
+    if "$python" -c "import nbval, ipykernel" 2>/dev/null; then
+        return 0
+    fi
+    if [ ! -d .whl ]; then
+        echo "gpu_sweep: nbval/ipykernel are missing and there is no .whl/ (run ../shared/tools/gpu-wheels.sh here)" >&2
+        return 1
+    fi
+    "$python" -m pip install -q --no-index --find-links .whl --target .site nbval nbclient ipykernel \
+        && "$python" -m ipykernel install --user --name python3 >/dev/null
+}
+
+# status of each part, printed at the end; the script fails if any part failed
+results=()
+run_part() {  # name, command...
+    local name=$1
+    shift
+    local start=$SECONDS
+    echo "== gpu_sweep: $name =="
+    "$@" 2>&1 | tee "$out/$name.log"
+    local rc=${PIPESTATUS[0]}
+    results+=("$name: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - start)) s")
+    return "$rc"
+}
+
+versions
+status=0
+case $part in tests | all)
+    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -q -p no:cacheprovider || status=1
+esac
+case $part in notebooks | all)
+    if jupyter_packages; then
+        run_part notebooks env -u MPLBACKEND COURSE_DEVICE="$device" PYTHONHASHSEED=0 \
+            "$python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks -q || status=1
+    else
+        results+=("notebooks: NOT RUN (no Jupyter packages)")
+        status=1
+    fi
+esac
+case $part in bench | all)
+    run_part kernels_bench "$python" -m course_lib.kernels_bench --csv "$out/kernels_bench.csv" || status=1
+    run_part bench "$python" -m course_lib.bench --device cuda --no-progress --csv "$out/bench_cuda.csv" || status=1
+esac
+case $part in tests | notebooks | bench | all) ;;
+*)
+    echo "usage: tools/gpu_sweep.sh [tests|notebooks|bench|all]" >&2
+    exit 2
+    ;;
+esac
+
+echo "== gpu_sweep summary ==" | tee "$out/summary.txt"
+printf '%s\n' "${results[@]}" | tee -a "$out/summary.txt"
+exit "$status"
