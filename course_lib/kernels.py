@@ -453,6 +453,23 @@ def _check_inputs(q: object, k: object, v: object) -> None:
             f"flash_attention runs on a CUDA GPU; the inputs are on {q.device}. "
             "(To run it on the CPU for testing, set TRITON_INTERPRET=1 before importing triton.)"
         )
+    if q.device.type == "cuda":
+        _check_capability(q.device)
+
+
+MIN_CAPABILITY = (8, 0)  # Triton supports NVIDIA GPUs from Ampere (sm_80) on; bf16 tensor cores start there too
+
+
+def _check_capability(device: torch.device | str) -> None:
+    """Raise a clear ValueError on a CUDA GPU older than :data:`MIN_CAPABILITY` (e.g. a T4, 7.5), where the kernel
+    would otherwise fail inside Triton's compiler with an obscure message."""
+    capability = tuple(torch.cuda.get_device_capability(device))
+    if capability < MIN_CAPABILITY:
+        raise ValueError(
+            f"flash_attention needs a CUDA GPU of compute capability {MIN_CAPABILITY[0]}.{MIN_CAPABILITY[1]} or newer "
+            f"(Ampere, Ada, Hopper, ...); {device} has {capability[0]}.{capability[1]}. "
+            "Use torch.nn.functional.scaled_dot_product_attention there."
+        )
 
 
 _allocator_installed = False

@@ -228,6 +228,22 @@ def test_rejects_cpu_tensors_outside_the_interpreter(monkeypatch):
         flash_attention(q, k, v)
 
 
+@pytest.mark.parametrize(
+    "capability, ok", [((7, 5), False), ((7, 0), False), ((8, 0), True), ((8, 9), True), ((9, 0), True)]
+)
+def test_rejects_gpus_older_than_ampere(monkeypatch, capability, ok):
+    """A T4 (7.5) or V100 (7.0) gets a clear error naming its capability instead of a failure inside Triton's
+    compiler (the capability query is faked: this runs without a GPU)."""
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    if ok:
+        kernels._check_capability("cuda:0")
+    else:
+        with pytest.raises(
+            ValueError, match=rf"compute capability 8\.0 or newer .*has {capability[0]}\.{capability[1]}"
+        ):
+            kernels._check_capability("cuda:0")
+
+
 def test_rejects_bad_tile_config():
     q, k, v = qkv(1, 1, 8, 64, torch.bfloat16)
     with pytest.raises(ValueError, match="multiple of BLOCK_N"):
