@@ -35,6 +35,14 @@ def _shape(t: Tensor) -> tuple[int, ...]:
     return tuple(t.shape)
 
 
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """True if a tensor of ``shape`` broadcasts to exactly ``target`` (it may not enlarge it)."""
+    try:
+        return torch.broadcast_shapes(shape, target) == target
+    except RuntimeError:
+        return False
+
+
 def _check_tensor(name: str, t: object) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -71,11 +79,7 @@ def _check_mask(mask: Tensor, q: Tensor, k: Tensor) -> None:
             "for an additive mask of 0 / -inf use `mask = additive == 0`"
         )
     target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    try:
-        ok = torch.broadcast_shapes(mask.shape, target) == target
-    except RuntimeError:
-        ok = False
-    if not ok:
+    if not _broadcasts_to(mask.shape, target):
         raise ValueError(
             f"mask of shape {_shape(mask)} does not broadcast to the score shape {target} "
             f"(q has shape {_shape(q)}, k has shape {_shape(k)}; expected (..., L={q.shape[-2]}, S={k.shape[-2]}))"
@@ -288,11 +292,7 @@ class MultiHeadAttention(nn.Module):
                 f"(here B={B}, H={self.num_heads}, L={L}, S={S})"
             )
         target = (B, self.num_heads, L, S)
-        try:
-            ok = torch.broadcast_shapes(mask.shape, target) == target
-        except RuntimeError:
-            ok = False
-        if not ok:
+        if not _broadcasts_to(mask.shape, target):
             raise ValueError(
                 f"mask does not broadcast to (B, H, L, S) = {target}: as (B, H, L, S) it has shape {_shape(mask)}"
             )

@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .attention import scaled_dot_product_attention
+from .attention import _check_tensor, scaled_dot_product_attention
 from .masks import window_mask
 
 __all__ = [
@@ -68,12 +68,7 @@ def _shape(t: Tensor) -> tuple[int, ...]:
 def _check_qkv(q: object, k: object, v: object) -> tuple[int, ...]:
     """Validate ``q (..., L, Dk)``, ``k (..., S, Dk)``, ``v (..., S, Dv)``; return the broadcast batch shape."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if not t.dtype.is_floating_point:
-            raise TypeError(f"{name} must have a floating dtype, got {t.dtype}")
-        if t.dim() < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions (..., length, width), got shape {_shape(t)}")
+        _check_tensor(name, t)
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"q, k and v must share one dtype, got q {q.dtype}, k {k.dtype}, v {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
