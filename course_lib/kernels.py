@@ -498,7 +498,8 @@ def flash_attention(
     Args:
         q, k, v: ``(B, H, N, D)`` contiguous CUDA tensors, all float16 or all bfloat16, ``D`` in {64, 128}.
         causal: if True, query ``i`` attends to keys ``0..i`` only.
-        use_tma: load tiles through Hopper's TMA unit (default: False; see ``course_lib.kernels_bench``).
+        use_tma: load tiles through Hopper's TMA unit (default: False; see ``course_lib.kernels_bench``). Under
+            the interpreter the same descriptor code runs on the CPU, so it can be tested without a GPU.
         config: fix ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}`` instead of autotuning
             (``BLOCK_M`` must be a multiple of ``BLOCK_N``).
 
@@ -515,8 +516,9 @@ def flash_attention(
             f"{'set' if _BUILT_FOR_INTERPRETER else 'unset'} when course_lib.kernels was imported; set it before "
             "the first import (or importlib.reload(course_lib.kernels))"
         )
-    use_tma = bool(use_tma) and not interpreting
-    if use_tma:
+    use_tma = bool(use_tma)
+    if use_tma and not interpreting:
+        # (The interpreter emulates tensor descriptors on the CPU, so there the TMA path can be tested anywhere.)
         if not tma_supported(q.device):
             raise ValueError("use_tma=True needs a CUDA GPU of compute capability 9.0 or newer (Hopper)")
         _install_tma_allocator()
