@@ -15,6 +15,11 @@ def available_devices() -> list[str]:
 
 DEVICES = available_devices()
 
+# On NVIDIA GPUs cuDNN may compute float32 convolutions and recurrent layers in TF32 (a 10-bit mantissa) by default.
+# The tests compare nn.Conv2d / nn.RNN / nn.LSTM with course_lib's own float32 code at float32 tolerances, so they
+# ask for full float32. (The notebooks that make such comparisons do the same in their setup cell.)
+torch.backends.cudnn.allow_tf32 = False
+
 
 @pytest.fixture(params=DEVICES)
 def device(request) -> torch.device:
