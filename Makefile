@@ -12,12 +12,15 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # One BLAS/OpenMP thread: the course's models are tiny, and spinning threads only contend for the cores.
 NBVAL_ENV := env -u MPLBACKEND COURSE_DEVICE=cpu PYTHONHASHSEED=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+# Two notebooks at a time (pytest-xdist); loadscope keeps each notebook's cells on one worker, in order.
+NBVAL_PARALLEL := -n 2 --dist loadscope
 
-.PHONY: lab test test-unit test-notebooks test-gpu execute lint setup clean help
+.PHONY: lab test test-unit test-notebooks test-portable test-gpu execute lint setup clean help
 
 help:
 	@echo "make lab        JupyterLab on notebooks/00_start_here.ipynb (sets up .venv on first use)"
 	@echo "make test       unit tests + strict nbval over every notebook (CPU)"
+	@echo "make test-portable  strict nbval under several CPU profiles (tools/portability.py): outputs that hold anywhere"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
 	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
 	@echo "make lint       ruff over course_lib and tests"
@@ -41,7 +44,13 @@ test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q
 
 test-notebooks: $(STAMP)
-	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) notebooks -q
+	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) notebooks -q
+
+# The stored outputs must be what any CPU computes: strict nbval again under profiles that make this machine compute
+# like others (other vector kernels, BLAS code paths, thread counts). `make test` already ran the native profile.
+PORTABLE_PROFILES ?= avx512,avx2,scalar,threads2,threads3-avx
+test-portable: $(STAMP)
+	$(BIN)/python tools/portability.py --profiles $(PORTABLE_PROFILES)
 
 test-gpu: $(STAMP)
 	COURSE_DEVICE=cuda $(BIN)/python -m pytest tests -q

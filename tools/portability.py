@@ -1,0 +1,172 @@
+"""Strict nbval under several CPU profiles: do the stored outputs hold on machines other than the one that ran them?
+
+A notebook's stored outputs were computed on one CPU. A student's laptop, a lecturer's CI runner or Binder computes
+with other vector kernels (AVX-512, AVX2, plain C++ loops), another BLAS code path and another number of threads, and
+every one of those changes the order of floating-point additions, hence the last bits of a result, and after a few
+hundred training steps sometimes the second decimal. One machine can imitate others through switches that PyTorch,
+MKL and oneDNN read at start-up (see shared/NBVAL_NOTES.md in the course's design notes):
+
+    ATEN_CPU_CAPABILITY=default|avx2|avx512   PyTorch's vectorised CPU kernels (only down to what the CPU has)
+    MKL_CBWR=COMPATIBLE|AVX|AVX2|AUTO          MKL's code path (BLAS: matmul, linear layers)
+    ONEDNN_MAX_CPU_ISA=SSE41|AVX2|...          oneDNN's instruction set cap (convolutions, some matmuls)
+    OMP_NUM_THREADS=N                          how a reduction is split across threads
+
+This tool runs strict nbval (the same command as `make test`) once per profile and prints which cells fail under
+which profile. The stored outputs are portable only if every profile passes.
+
+    python tools/portability.py                      # every notebook, the default profiles
+    python tools/portability.py notebooks/02_*.ipynb # some notebooks
+    python tools/portability.py --profiles native,scalar
+    python tools/portability.py --list               # the profiles and what they set
+
+A profile that asks for vector kernels the CPU lacks (avx512 on an AVX2 machine) computes like a lower one, so it is
+run only where it differs from native (`--all` runs it anyway). Exit status 0 when every profile passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS_DIR = ROOT / "notebooks"
+
+# The environment of `make test`'s strict run (Makefile: NBVAL_ENV); every profile starts from it.
+BASE_ENV = {"COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    env: dict[str, str] = field(default_factory=dict)
+    what: str = ""
+    needs: str | None = None  # the ATen capability this profile asks for; skipped where the CPU lacks it
+
+
+PROFILES = [
+    Profile("native", {}, "this CPU's best kernels, one thread (what `make test` runs)"),
+    Profile("avx512", {"ATEN_CPU_CAPABILITY": "avx512"}, "PyTorch's AVX-512 kernels", needs="AVX512"),
+    Profile("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}, "PyTorch's and MKL's AVX2 kernels",
+            needs="AVX2"),
+    Profile("scalar", {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41"},
+            "no vector kernels in PyTorch, MKL's and oneDNN's most compatible code paths"),
+    Profile("threads2", {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"},
+            "two threads: reductions and matmuls split in two"),
+    Profile("threads3-avx", {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "3", "MKL_CBWR": "AVX"},
+            "three threads (an odd split) and MKL's AVX path"),
+]
+DEFAULT_PROFILES = [p.name for p in PROFILES]
+
+
+def cpu_capability() -> str:
+    """The best ATen capability of this CPU: 'AVX512', 'AVX2', 'DEFAULT' ... (asked in a clean subprocess)."""
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def differs_here(profile: Profile, capability: str) -> bool:
+    """False for a profile that asks for exactly this CPU's own kernels or for ones it lacks (it would rerun native)."""
+    if profile.needs is None:
+        return True
+    order = ["DEFAULT", "AVX2", "AVX512"]
+    have = order.index(capability) if capability in order else len(order)
+    return order.index(profile.needs) < have or (profile.needs == capability and "MKL_CBWR" in profile.env)
+
+
+def nbval_command(notebooks: list[str], junit: Path, workers: int) -> list[str]:
+    cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",
+           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), "-p", "no:randomly",
+           "-q", "-rf", "--tb=short", f"--junitxml={junit}", *notebooks]
+    if workers > 1:
+        cmd += ["-n", str(workers), "--dist", "loadscope"]  # one notebook per worker (cells share a kernel)
+    return cmd
+
+
+def failing_cells(junit: Path) -> tuple[int, list[str]]:
+    """(number of cells run, ids of the cells that failed) from a JUnit XML report."""
+    if not junit.is_file():
+        return 0, ["(no report: pytest did not run)"]
+    root = ET.parse(junit).getroot()
+    cases = list(root.iter("testcase"))
+    failed = [f"{Path(c.get('classname', '').replace('.', '/')).name}::{c.get('name')}" for c in cases
+              if c.find("failure") is not None or c.find("error") is not None]
+    return len(cases), failed
+
+
+def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: Path) -> tuple[int, list[str], float]:
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # Agg makes inline figures vanish
+    env.update(BASE_ENV)
+    env.update(profile.env)
+    junit = out_dir / f"{profile.name}.xml"
+    log = out_dir / f"{profile.name}.log"
+    junit.unlink(missing_ok=True)
+    start = time.perf_counter()
+    with log.open("w") as handle:
+        subprocess.run(nbval_command(notebooks, junit, workers), cwd=ROOT, env=env, stdout=handle,
+                       stderr=subprocess.STDOUT, check=False)
+    ran, failed = failing_cells(junit)
+    return ran, failed, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="notebooks to check (default: every notebooks/NN_*.ipynb)")
+    parser.add_argument("--profiles", default=",".join(DEFAULT_PROFILES), help="comma-separated profile names")
+    parser.add_argument("--workers", type=int, default=2, help="notebooks run at once (pytest-xdist; 1 = serial)")
+    parser.add_argument("--all", action="store_true", help="also run profiles that compute like native on this CPU")
+    parser.add_argument("--out", default=str(ROOT / "build" / "portability"), help="folder for logs and reports")
+    parser.add_argument("--list", action="store_true", help="list the profiles and exit")
+    args = parser.parse_args(argv)
+
+    by_name = {p.name: p for p in PROFILES}
+    names = [n.strip() for n in args.profiles.split(",") if n.strip()]
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        parser.error(f"unknown profile(s) {unknown}; choose from {list(by_name)}")
+    if args.list:
+        for p in PROFILES:
+            settings = " ".join(f"{k}={v}" for k, v in p.env.items()) or "(no change)"
+            print(f"{p.name:<13} {settings:<75} {p.what}")
+        return 0
+
+    notebooks = args.notebooks or sorted(str(p.relative_to(ROOT)) for p in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    missing = [nb for nb in notebooks if not (ROOT / nb).is_file() and not Path(nb).is_file()]
+    if missing:
+        parser.error(f"no such notebook(s): {missing}")
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    capability = cpu_capability()
+    print(f"portability: {len(notebooks)} notebook(s); this CPU's best PyTorch kernels: {capability}; "
+          f"logs in {out_dir}", flush=True)
+
+    results = {}
+    for name in names:
+        profile = by_name[name]
+        if not args.all and not differs_here(profile, capability):
+            print(f"  {name:<13} skipped: computes like native on this {capability} CPU", flush=True)
+            continue
+        ran, failed, seconds = run_profile(profile, notebooks, args.workers, out_dir)
+        results[name] = failed
+        verdict = "ok" if not failed and ran else f"{len(failed)} FAILED"
+        print(f"  {name:<13} {ran:>4} cells  {verdict:<10} {seconds:6.0f} s   "
+              f"{' '.join(f'{k}={v}' for k, v in profile.env.items())}", flush=True)
+        for cell in failed:
+            print(f"      {cell}", flush=True)
+
+    bad = {name: failed for name, failed in results.items() if failed}
+    if bad:
+        print(f"portability: FAILED under {sorted(bad)}; the diffs are in {out_dir}/<profile>.log")
+        return 1
+    print(f"portability: every stored output holds under {sorted(results)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
