@@ -68,7 +68,8 @@ def cpu_capability() -> str:
     """The best ATen capability of this CPU: 'AVX512', 'AVX2', 'DEFAULT' ... (asked in a clean subprocess)."""
     env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
     code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
 def differs_here(profile: Profile, capability: str) -> bool:
