@@ -96,7 +96,8 @@ def failing_cells(junit: Path) -> tuple[int, list[str]]:
         return 0, ["(no report: pytest did not run)"]
     root = ET.parse(junit).getroot()
     cases = list(root.iter("testcase"))
-    failed = [f"{Path(c.get('classname', '').replace('.', '/')).name}::{c.get('name')}" for c in cases
+    # nbval's classname is the notebook's path with dots for slashes: notebooks.02_limits_of_rnns.ipynb
+    failed = [f"{c.get('classname', '').split('.', 1)[-1]}::{c.get('name')}" for c in cases
               if c.find("failure") is not None or c.find("error") is not None]
     return len(cases), failed
 
