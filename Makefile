@@ -15,16 +15,18 @@ NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cf
 # Two notebooks at a time (pytest-xdist); loadscope keeps each notebook's cells on one worker, in order.
 NBVAL_PARALLEL := -n 2 --dist loadscope
 
-.PHONY: lab test test-unit test-notebooks test-portable test-gpu execute lint setup clean help
+.PHONY: lab test test-unit test-notebooks test-portable test-oldest test-gpu execute lint setup clean help
 
 help:
 	@echo "make lab        JupyterLab on notebooks/00_start_here.ipynb (sets up .venv on first use)"
 	@echo "make test       unit tests + strict nbval over every notebook (CPU)"
 	@echo "make test-portable  strict nbval under several CPU profiles (tools/portability.py): outputs that hold anywhere"
+	@echo "make test-oldest    unit tests + the notebooks' checks with the oldest versions pyproject.toml allows"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
 	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
 	@echo "make lint       ruff over course_lib and tests"
 	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
+	@echo "make book-check the book, then its checks that need no browser (no Sphinx warning, no CDN link)"
 	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
 
 setup: $(STAMP)
@@ -51,6 +53,21 @@ test-notebooks: $(STAMP)
 PORTABLE_PROFILES ?= avx512,avx2,scalar,threads2,threads3-avx
 test-portable: $(STAMP)
 	$(BIN)/python tools/portability.py --profiles $(PORTABLE_PROFILES)
+
+# Every lower bound in pyproject.toml is tested: the oldest Python the course supports (3.10) with the oldest version
+# of every dependency (tools/oldest_requirements.py pins each `>=` floor), then the unit tests and the notebooks'
+# asserts (lax nbval: stored digits come from newer versions). Downloads about 3 GB the first time.
+PYTHON_OLDEST ?= python3.10
+OLDEST := .venv-oldest
+test-oldest:
+	@test -x $(OLDEST)/bin/python || $(PYTHON_OLDEST) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST)/bin/python tools/oldest_requirements.py --extras dev > $(OLDEST)/oldest-requirements.txt
+	$(OLDEST)/bin/python -m pip install --quiet -r $(OLDEST)/oldest-requirements.txt
+	$(OLDEST)/bin/python -m pip install --quiet --no-deps -e .
+	$(OLDEST)/bin/python -m pip list --format=freeze > $(OLDEST)/installed.txt
+	$(OLDEST)/bin/python -m pytest tests -q -p no:cacheprovider $(NBVAL_PARALLEL)
+	$(NBVAL_ENV) $(OLDEST)/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider $(NBVAL_PARALLEL) notebooks -q
 
 test-gpu: $(STAMP)
 	COURSE_DEVICE=cuda $(BIN)/python -m pytest tests -q
@@ -79,7 +96,7 @@ student: $(STAMP)
 # Chromium: `apt-get install chromium`, or tools/ensure_chromium.sh; it never downloads a browser).
 BOOK_STAMP := $(VENV)/.course-book-installed
 E2E_STAMP  := $(VENV)/.course-e2e-installed
-.PHONY: book e2e
+.PHONY: book book-check e2e
 
 $(BOOK_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,book]"
@@ -91,6 +108,10 @@ $(E2E_STAMP): $(BOOK_STAMP) pyproject.toml
 
 book: $(BOOK_STAMP)
 	$(BIN)/python tools/build_book.py
+
+# The book's own checks that need no browser (no Sphinx warning, no CDN link): run where Chromium is missing too.
+book-check: book
+	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e/test_book_files.py -q
 
 e2e: $(E2E_STAMP) book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q

@@ -47,7 +47,8 @@ Tricks that close the gap to a hand-written CUDA kernel (each one is marked in t
    tiles are prefetched ahead by the software pipeline) are picked per ``(N, D, causal)`` by
    ``triton.autotune`` from a short list.
 
-Requires ``triton`` (it ships with the CUDA builds of PyTorch). On a machine without a GPU the same kernel runs
+Requires ``triton`` >= 3.8 (it ships with the CUDA builds of PyTorch; tested with 3.8 and 3.9; the tests fail with 2.3,
+the release torch 2.3 brings along). On a machine without a GPU the same kernel runs
 on the CPU under Triton's interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before*
 ``triton`` is imported: slow, but exact enough to test against at small sizes.
 """

@@ -27,7 +27,9 @@ def _import_kernels():
     if INTERPRET:
         os.environ[_ENV] = "1"
     try:
-        pytest.importorskip("triton", reason="triton is not installed (pip install triton); kernel tests skipped")
+        pytest.importorskip(
+            "triton", minversion="3.8", reason="needs triton >= 3.8 (pip install triton); kernel tests skipped"
+        )
         already = "course_lib.kernels" in sys.modules
         module = importlib.import_module("course_lib.kernels")
         if already and module.built_for_interpreter() != INTERPRET:
