@@ -1,0 +1,90 @@
+"""The tools behind issue 16's checks: tools/portability.py (strict nbval under CPU profiles) and
+tools/oldest_requirements.py (the oldest versions pyproject.toml allows)."""
+
+import importlib.util
+import sys
+
+import pytest
+
+from course_lib.paths import ROOT
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+portability = load("portability")
+oldest = load("oldest_requirements")
+
+
+def test_profiles_cover_what_the_issue_asks_for():
+    envs = {p.name: p.env for p in portability.PROFILES}
+    assert envs["native"] == {}
+    assert envs["avx2"]["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert envs["scalar"]["ATEN_CPU_CAPABILITY"] == "default" and envs["scalar"]["MKL_CBWR"] == "COMPATIBLE"
+    assert envs["threads2"]["OMP_NUM_THREADS"] == "2"
+    assert all(p.name in portability.DEFAULT_PROFILES for p in portability.PROFILES)
+
+
+@pytest.mark.parametrize(
+    "name, capability, expected",
+    [
+        ("avx512", "AVX2", False),  # a CPU without AVX-512 cannot run its kernels: it would compute like native
+        ("avx512", "AVX512", False),  # that is native
+        ("avx2", "AVX512", True),
+        ("avx2", "AVX2", False),
+        ("scalar", "AVX2", True),
+        ("threads2", "DEFAULT", True),
+    ],
+)
+def test_a_profile_runs_only_where_it_differs_from_native(name, capability, expected):
+    profile = next(p for p in portability.PROFILES if p.name == name)
+    assert portability.differs_here(profile, capability) is expected
+
+
+def test_failing_cells_are_read_from_the_junit_report(tmp_path):
+    report = tmp_path / "r.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="notebooks.02_limits_of_rnns.ipynb" name="Cell 16"><failure message="x"/></testcase>'
+        '<testcase classname="notebooks.02_limits_of_rnns.ipynb" name="Cell 17"/>'
+        '<testcase classname="notebooks.08_efficient_attention.ipynb" name="Cell 6"><error message="y"/></testcase>'
+        "</testsuite></testsuites>"
+    )
+    ran, failed = portability.failing_cells(report)
+    assert ran == 3
+    assert failed == ["02_limits_of_rnns.ipynb::Cell 16", "08_efficient_attention.ipynb::Cell 6"]
+    assert portability.failing_cells(tmp_path / "missing.xml")[1]  # no report is a failure, not a pass
+
+
+def test_unknown_profile_is_an_error(capsys):
+    with pytest.raises(SystemExit):
+        portability.main(["--profiles", "native,avx9000"])
+    assert "avx9000" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "requirement, pin",
+    [
+        ("torch>=2.3", "torch==2.3"),
+        ("sphinx-revealjs>=3.0,<4", "sphinx-revealjs==3.0"),
+        ("nbval >= 0.11", "nbval==0.11"),
+    ],
+)
+def test_floors_become_pins(requirement, pin):
+    assert oldest.pin_floor(requirement) == pin
+
+
+def test_a_dependency_without_a_floor_is_refused():
+    with pytest.raises(SystemExit, match="no lower bound"):
+        oldest.pin_floor("torch")
+
+
+def test_every_declared_dependency_has_a_floor_and_is_pinned():
+    pins = oldest.requirements(["dev"])
+    assert any(r.startswith("torch>=") for r in pins)
+    assert all("==" in oldest.pin_floor(r) for r in pins)
