@@ -60,3 +60,17 @@ def test_python_requirement_agrees():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["requires-python"] == ">=3.10"
     assert "  - python>=3.10" in (ROOT / "environment.yml").read_text().splitlines()
+
+
+def test_readme_lists_every_tested_floor():
+    """The README's row for `make test-oldest` names the floor of every dependency and the oldest Python: a floor
+    raised or lowered in pyproject.toml without testing it again shows up here."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| the oldest versions allowed |"))
+    python_floor = re.match(r">=\s*([0-9.]+)", project["requires-python"]).group(1)
+    assert re.search(rf"Python {re.escape(python_floor)}(\.\d+)*\b", row), python_floor
+    for requirement in project["dependencies"] + project["optional-dependencies"]["dev"]:
+        name, spec = split(requirement)
+        floor = re.search(r">=([0-9.]+)", spec).group(1)
+        assert re.search(rf"\b{re.escape(name)} {re.escape(floor)}(\.0)*\b", row), f"{name} {floor} not in the README"
