@@ -51,10 +51,7 @@ test-notebooks: $(STAMP)
 # The stored outputs must be what any CPU computes: strict nbval again under profiles that make this machine compute
 # like others (other vector kernels, BLAS code paths, thread counts). `make test` already ran the native profile.
 PORTABLE_PROFILES ?= avx512,avx2,scalar,threads2
-# Not yet portable (issue 16, in progress): 02, 04 and 06 still print training digits that move between profiles.
-NOT_YET_PORTABLE := notebooks/02_limits_of_rnns.ipynb notebooks/04_scaling_and_softmax_gradient.ipynb \
-	notebooks/06_multi_head_attention.ipynb
-PORTABLE_NOTEBOOKS ?= $(filter-out $(NOT_YET_PORTABLE),$(NOTEBOOKS))
+PORTABLE_NOTEBOOKS ?= $(NOTEBOOKS)
 test-portable: $(STAMP)
 	$(BIN)/python tools/portability.py --profiles $(PORTABLE_PROFILES) $(PORTABLE_NOTEBOOKS)
 

@@ -2,7 +2,9 @@
 tools/oldest_requirements.py (the oldest versions pyproject.toml allows)."""
 
 import importlib.util
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -59,6 +61,43 @@ def test_failing_cells_are_read_from_the_junit_report(tmp_path):
     assert ran == 3
     assert failed == ["02_limits_of_rnns.ipynb::Cell 16", "08_efficient_attention.ipynb::Cell 6"]
     assert portability.failing_cells(tmp_path / "missing.xml")[1]  # no report is a failure, not a pass
+
+
+def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible():
+    # In a subprocess: the start-up file patches torch for the whole interpreter.
+    check = textwrap.dedent(
+        """
+        import torch
+        plain = torch.randn(20000, generator=torch.Generator().manual_seed(3))
+        exec(open(%r).read())
+        torch.manual_seed(3); a = torch.randn(20000)
+        torch.manual_seed(3); b = torch.randn(20000)
+        assert torch.equal(a, b), "same seed, same numbers"
+        torch.manual_seed(3); c = torch.randn(20000, dtype=torch.float64)
+        assert torch.equal(c, torch.randn(20000, dtype=torch.float64, generator=torch.Generator().manual_seed(3)))
+        step = (a - plain).abs() / 2**-23
+        assert float(step.max()) <= 4, "at most 4 * 2**-23"
+        assert 0.6 < float((step > 0).float().mean()) < 0.8, "about three quarters of the entries move"
+        print("ok")
+        """
+        % str(ROOT / "tools" / "jitter_startup.py")
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_profile_with_a_startup_file_gets_its_own_ipythondir(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run(cmd, env, **kwargs):
+        seen.update(env)
+
+    monkeypatch.setattr(portability.subprocess, "run", fake_run)
+    jitter = next(p for p in portability.PROFILES if p.name == "jitter")
+    portability.run_profile(jitter, ["notebooks/00_start_here.ipynb"], 1, tmp_path)
+    startup = tmp_path / "ipython-jitter" / "profile_default" / "startup" / "00-jitter_startup.py"
+    assert seen["IPYTHONDIR"] == str(tmp_path / "ipython-jitter")
+    assert startup.read_text() == (ROOT / "tools" / "jitter_startup.py").read_text()
 
 
 def test_unknown_profile_is_an_error(capsys):

@@ -11,6 +11,9 @@ MKL and oneDNN read at start-up (see shared/NBVAL_NOTES.md in the course's desig
     ONEDNN_MAX_CPU_ISA=SSE41|AVX2|...          oneDNN's instruction set cap (convolutions, some matmuls)
     OMP_NUM_THREADS=N                          how a reduction is split across threads
 
+No switch makes a CPU use vector kernels it lacks, so the `jitter` profile imitates their effect on random numbers
+instead: an IPython start-up file (tools/jitter_startup.py) moves float32 normal draws by a few units of 2**-23.
+
 This tool runs strict nbval (the same command as `make test`) once per profile and prints which cells fail under
 which profile. The stored outputs are portable only if every profile passes.
 
@@ -47,6 +50,7 @@ class Profile:
     env: dict[str, str] = field(default_factory=dict)
     what: str = ""
     needs: str | None = None  # the ATen capability this profile asks for; skipped where the CPU lacks it
+    startup: str | None = None  # a file in tools/ that the notebooks' kernels run first (IPython start-up file)
 
 
 PROFILES = [
@@ -59,6 +63,8 @@ PROFILES = [
     Profile("threads2", {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"},
             "two threads: reductions and matmuls split in two"),
     Profile("threads3", {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "3"}, "three threads: an odd split"),
+    Profile("jitter", {}, "float32 normal draws moved by a few 2**-23, as other vector kernels draw them",
+            startup="jitter_startup.py"),
 ]
 DEFAULT_PROFILES = [p.name for p in PROFILES]
 
@@ -106,6 +112,11 @@ def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: P
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # Agg makes inline figures vanish
     env.update(BASE_ENV)
     env.update(profile.env)
+    if profile.startup:  # IPython runs every file in $IPYTHONDIR/profile_default/startup before the notebook
+        startup_dir = out_dir / f"ipython-{profile.name}" / "profile_default" / "startup"
+        startup_dir.mkdir(parents=True, exist_ok=True)
+        (startup_dir / f"00-{profile.startup}").write_text((ROOT / "tools" / profile.startup).read_text())
+        env["IPYTHONDIR"] = str(startup_dir.parent.parent)
     junit = out_dir / f"{profile.name}.xml"
     log = out_dir / f"{profile.name}.log"
     junit.unlink(missing_ok=True)
@@ -134,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown profile(s) {unknown}; choose from {list(by_name)}")
     if args.list:
         for p in PROFILES:
-            settings = " ".join(f"{k}={v}" for k, v in p.env.items()) or "(no change)"
+            settings = " ".join([*(f"{k}={v}" for k, v in p.env.items()), *([f"start-up file tools/{p.startup}"]
+                                                                           if p.startup else [])]) or "(no change)"
             print(f"{p.name:<13} {settings:<75} {p.what}")
         return 0
 
@@ -158,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = failed
         verdict = "ok" if not failed and ran else f"{len(failed)} FAILED"
         print(f"  {name:<13} {ran:>4} cells  {verdict:<10} {seconds:6.0f} s   "
-              f"{' '.join(f'{k}={v}' for k, v in profile.env.items())}", flush=True)
+              f"{' '.join(f'{k}={v}' for k, v in profile.env.items())}"
+              f"{f'tools/{profile.startup}' if profile.startup else ''}", flush=True)
         for cell in failed:
             print(f"      {cell}", flush=True)
 
