@@ -50,7 +50,7 @@ test-notebooks: $(STAMP)
 
 # The stored outputs must be what any CPU computes: strict nbval again under profiles that make this machine compute
 # like others (other vector kernels, BLAS code paths, thread counts). `make test` already ran the native profile.
-PORTABLE_PROFILES ?= avx512,avx2,scalar,threads2
+PORTABLE_PROFILES ?= avx512,avx2,scalar,threads2,jitter
 PORTABLE_NOTEBOOKS ?= $(NOTEBOOKS)
 test-portable: $(STAMP)
 	$(BIN)/python tools/portability.py --profiles $(PORTABLE_PROFILES) $(PORTABLE_NOTEBOOKS)
