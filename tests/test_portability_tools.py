@@ -67,9 +67,10 @@ def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible():
     # In a subprocess: the start-up file patches torch for the whole interpreter.
     check = textwrap.dedent(
         """
+        import sys
         import torch
         plain = torch.randn(20000, generator=torch.Generator().manual_seed(3))
-        exec(open(%r).read())
+        exec(open(sys.argv[1]).read())
         torch.manual_seed(3); a = torch.randn(20000)
         torch.manual_seed(3); b = torch.randn(20000)
         assert torch.equal(a, b), "same seed, same numbers"
@@ -80,9 +81,9 @@ def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible():
         assert 0.6 < float((step > 0).float().mean()) < 0.8, "about three quarters of the entries move"
         print("ok")
         """
-        % str(ROOT / "tools" / "jitter_startup.py")
     )
-    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
+    startup = str(ROOT / "tools" / "jitter_startup.py")
+    done = subprocess.run([sys.executable, "-c", check, startup], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
