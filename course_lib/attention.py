@@ -26,14 +26,9 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .validate import HALF_DTYPES, compute_dtype, integer, shape_of, tensor
+
 __all__ = ["attention_weights", "scaled_dot_product_attention", "SelfAttention"]
-
-_HALF = (torch.float16, torch.bfloat16)
-
-
-def _shape(t: Tensor) -> tuple[int, ...]:
-    return tuple(t.shape)
-
 
 def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """True if a tensor of ``shape`` broadcasts to exactly ``target`` (it may not enlarge it)."""
@@ -44,12 +39,7 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def _check_tensor(name: str, t: object) -> None:
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if not t.dtype.is_floating_point:
-        raise TypeError(f"{name} must have a floating dtype, got {t.dtype}")
-    if t.dim() < 2:
-        raise ValueError(f"{name} must have at least 2 dimensions (..., length, width), got shape {_shape(t)}")
+    tensor(name, t, min_dim=2, floating=True, layout="(..., length, width)")
 
 
 def _check_qk(q: Tensor, k: Tensor) -> None:
@@ -59,14 +49,14 @@ def _check_qk(q: Tensor, k: Tensor) -> None:
         raise TypeError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same last dimension d_k: q has shape {_shape(q)} (d_k={q.shape[-1]}) "
-            f"but k has shape {_shape(k)} (d_k={k.shape[-1]})"
+            f"q and k must have the same last dimension d_k: q has shape {shape_of(q)} (d_k={q.shape[-1]}) "
+            f"but k has shape {shape_of(k)} (d_k={k.shape[-1]})"
         )
     try:
         torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
     except RuntimeError:
         raise ValueError(
-            f"the batch dimensions of q and k do not broadcast: q has shape {_shape(q)}, k has shape {_shape(k)}"
+            f"the batch dimensions of q and k do not broadcast: q has shape {shape_of(q)}, k has shape {shape_of(k)}"
         ) from None
 
 
@@ -81,8 +71,8 @@ def _check_mask(mask: Tensor, q: Tensor, k: Tensor) -> None:
     target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
     if not _broadcasts_to(mask.shape, target):
         raise ValueError(
-            f"mask of shape {_shape(mask)} does not broadcast to the score shape {target} "
-            f"(q has shape {_shape(q)}, k has shape {_shape(k)}; expected (..., L={q.shape[-2]}, S={k.shape[-2]}))"
+            f"mask of shape {shape_of(mask)} does not broadcast to the score shape {target} "
+            f"(q has shape {shape_of(q)}, k has shape {shape_of(k)}; expected (..., L={q.shape[-2]}, S={k.shape[-2]}))"
         )
 
 
@@ -104,7 +94,7 @@ def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale
         _check_mask(mask, q, k)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    compute = torch.float32 if q.dtype in _HALF else q.dtype
+    compute = compute_dtype(q.dtype)
     scores = torch.matmul(q.to(compute), k.to(compute).transpose(-2, -1)) * scale  # (..., L, S)
     if mask is None:
         return torch.softmax(scores, dim=-1).to(q.dtype)
@@ -147,16 +137,16 @@ def scaled_dot_product_attention(
         raise TypeError(f"v must have the same dtype as q, got q {q.dtype} and v {v.dtype}")
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(
-            f"k and v must have the same length S: k has shape {_shape(k)} (S={k.shape[-2]}) "
-            f"but v has shape {_shape(v)} (S={v.shape[-2]})"
+            f"k and v must have the same length S: k has shape {shape_of(k)} (S={k.shape[-2]}) "
+            f"but v has shape {shape_of(v)} (S={v.shape[-2]})"
         )
     try:
         torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
         raise ValueError(
-            f"the batch dimensions of q, k and v do not broadcast: q {_shape(q)}, k {_shape(k)}, v {_shape(v)}"
+            f"the batch dimensions of q, k and v do not broadcast: q {shape_of(q)}, k {shape_of(k)}, v {shape_of(v)}"
         ) from None
-    compute = torch.float32 if q.dtype in _HALF else q.dtype
+    compute = compute_dtype(q.dtype)
     weights = attention_weights(q.to(compute), k.to(compute), mask, scale=scale)  # (..., L, S)
     out = torch.matmul(weights, v.to(compute))  # (..., L, Dv)
     if return_weights:
@@ -187,8 +177,7 @@ class SelfAttention(nn.Module):
         d_k = d_model if d_k is None else d_k
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            integer(name, value, minimum=1)
         self.d_model, self.d_k, self.d_v = d_model, d_k, d_v
         self.w_q = nn.Linear(d_model, d_k, bias=bias)
         self.w_k = nn.Linear(d_model, d_k, bias=bias)
@@ -196,7 +185,7 @@ class SelfAttention(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False):
         if x.dim() < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (..., L, d_model={self.d_model}), got {_shape(x)}")
+            raise ValueError(f"x must have shape (..., L, d_model={self.d_model}), got {shape_of(x)}")
         q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)  # (..., L, Dk), (..., L, Dk), (..., L, Dv)
         return scaled_dot_product_attention(q, k, v, mask, return_weights=return_weights)
 
@@ -214,20 +203,19 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
 
     ``(B, L, D)`` → ``(B, H, L, Dh)`` with ``Dh = D / H``: head ``h`` gets columns ``h*Dh : (h+1)*Dh``.
     """
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads <= 0:
-        raise ValueError(f"num_heads must be a positive int, got {num_heads!r}")
+    integer("num_heads", num_heads, minimum=1)
     if x.dim() != 3:
-        raise ValueError(f"x must have shape (B, L, D), got {_shape(x)}")
+        raise ValueError(f"x must have shape (B, L, D), got {shape_of(x)}")
     B, L, D = x.shape
     if D % num_heads:
-        raise ValueError(f"the width D={D} of x {_shape(x)} is not divisible by num_heads={num_heads}")
+        raise ValueError(f"the width D={D} of x {shape_of(x)} is not divisible by num_heads={num_heads}")
     return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dh) -> (B, H, L, Dh)
 
 
 def merge_heads(x: Tensor) -> Tensor:
     """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dh)`` → ``(B, L, H*Dh)``."""
     if x.dim() != 4:
-        raise ValueError(f"x must have shape (B, H, L, Dh), got {_shape(x)}")
+        raise ValueError(f"x must have shape (B, H, L, Dh), got {shape_of(x)}")
     B, H, L, Dh = x.shape
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)
 
@@ -236,7 +224,7 @@ def _check_sequence(name: str, t: object, d_model: int) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dim() != 3 or t.shape[-1] != d_model:
-        raise ValueError(f"{name} must have shape (B, length, d_model={d_model}), got {_shape(t)}")
+        raise ValueError(f"{name} must have shape (B, length, d_model={d_model}), got {shape_of(t)}")
 
 
 class MultiHeadAttention(nn.Module):
@@ -270,8 +258,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, bias: bool = True):
         super().__init__()
         for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            integer(name, value, minimum=1)
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
@@ -288,13 +275,13 @@ class MultiHeadAttention(nn.Module):
             mask = mask[:, None]  # (B, L, S) -> (B, 1, L, S): the same mask for every head
         elif mask.dim() not in (2, 4):
             raise ValueError(
-                f"mask must have shape (L, S), (B, L, S) or (B, H, L, S), got {_shape(mask)} "
+                f"mask must have shape (L, S), (B, L, S) or (B, H, L, S), got {shape_of(mask)} "
                 f"(here B={B}, H={self.num_heads}, L={L}, S={S})"
             )
         target = (B, self.num_heads, L, S)
         if not _broadcasts_to(mask.shape, target):
             raise ValueError(
-                f"mask does not broadcast to (B, H, L, S) = {target}: as (B, H, L, S) it has shape {_shape(mask)}"
+                f"mask does not broadcast to (B, H, L, S) = {target}: as (B, H, L, S) it has shape {shape_of(mask)}"
             )
         return mask
 
@@ -317,7 +304,7 @@ class MultiHeadAttention(nn.Module):
         if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
             raise ValueError(
                 f"query (B, L, D), key (B, S, D) and value (B, S, D) must agree on B and S: "
-                f"got query {_shape(query)}, key {_shape(key)}, value {_shape(value)}"
+                f"got query {shape_of(query)}, key {shape_of(key)}, value {shape_of(value)}"
             )
         if mask is not None:
             mask = self._head_mask(mask, B, L, S)
@@ -394,16 +381,16 @@ def softmax_jacobian(a: Tensor) -> Tensor:
     if not a.dtype.is_floating_point:
         raise TypeError(f"a must have a floating dtype, got {a.dtype}")
     if a.dim() < 1:
-        raise ValueError(f"a must have at least 1 dimension (..., N), got shape {_shape(a)}")
-    compute = torch.float32 if a.dtype in _HALF else a.dtype
+        raise ValueError(f"a must have at least 1 dimension (..., N), got shape {shape_of(a)}")
+    compute = compute_dtype(a.dtype)
     p = a.to(compute)
     if p.numel():
-        tol = 1e-2 if a.dtype in _HALF else (1e-4 if compute == torch.float32 else 1e-10) * max(1, a.shape[-1])
+        tol = 1e-2 if a.dtype in HALF_DTYPES else (1e-4 if compute == torch.float32 else 1e-10) * max(1, a.shape[-1])
         sums = p.sum(dim=-1)  # (...,)
         bad_sum = ((sums - 1).abs() > tol) & (sums.abs() > tol)
         if bool((p < -tol).any()) or bool(bad_sum.any()):
             raise ValueError(
-                f"a of shape {_shape(a)} must hold probabilities along its last dimension (entries >= 0, each row "
+                f"a of shape {shape_of(a)} must hold probabilities along its last dimension (entries >= 0, each row "
                 f"summing to 1, or all zeros); got row sums in [{sums.min().item():.4g}, {sums.max().item():.4g}] "
                 f"and smallest entry {p.min().item():.4g}. Pass softmax(scores, dim=-1), not the scores."
             )

@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
+from .validate import integer
 
 __all__ = [
     "conv_as_attention",
@@ -49,13 +50,8 @@ __all__ = [
 ]
 
 
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-
-
 def _check_kernel_size(kernel_size: object) -> None:
-    _positive_int("kernel_size", kernel_size)
+    integer("kernel_size", kernel_size, minimum=1)
     if kernel_size % 2 == 0:
         raise ValueError(f"kernel_size must be odd (a centre pixel and p = K // 2 on each side), got {kernel_size}")
 
@@ -89,8 +85,8 @@ def grid_positions(height: int, width: int, *, device: torch.device | str | None
     Returns:
         ``(L, 2)`` int64 with ``L = height * width``.
     """
-    _positive_int("height", height)
-    _positive_int("width", width)
+    integer("height", height, minimum=1)
+    integer("width", width, minimum=1)
     rows, cols = torch.meshgrid(torch.arange(height, device=device), torch.arange(width, device=device), indexing="ij")
     return torch.stack([rows.reshape(-1), cols.reshape(-1)], dim=-1)  # (L, 2)
 

@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 from .paths import DATA_DIR
+from .validate import integer
 
 __all__ = [
     "WORD_CATEGORIES",
@@ -31,11 +32,6 @@ __all__ = [
     "skipgram_pairs",
     "toy_corpus",
 ]
-
-
-def _positive_int(name: str, value: object, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
 def recall_task(
@@ -69,22 +65,22 @@ def recall_task(
     Returns:
         ``(tokens, targets)``: ``(N, L)`` and ``(N,)``, int64, on the CPU.
     """
-    _positive_int("num_samples", num_samples)
-    _positive_int("num_values", num_values, 2)
-    _positive_int("num_distractors", num_distractors)
+    integer("num_samples", num_samples, minimum=1)
+    integer("num_values", num_values, minimum=2)
+    integer("num_distractors", num_distractors, minimum=1)
     if isinstance(distance, tuple):
         if len(distance) != 2:
             raise ValueError(f"distance must be an int or a (low, high) pair, got {distance!r}")
         low, high = distance
-        _positive_int("distance[0]", low)
-        _positive_int("distance[1]", high)
+        integer("distance[0]", low, minimum=1)
+        integer("distance[1]", high, minimum=1)
         if low > high:
             raise ValueError(f"distance range must have low <= high, got {distance!r}")
     else:
-        _positive_int("distance", distance)
+        integer("distance", distance, minimum=1)
         low = high = distance
     length = high + 1 if length is None else length
-    _positive_int("length", length, 2)
+    integer("length", length, minimum=2)
     if length < high + 1:
         raise ValueError(f"length={length} is too short for distance {high}: it must be at least {high + 1}")
 
@@ -100,8 +96,8 @@ def recall_task(
 
 def recall_token_names(num_values: int = 8, num_distractors: int = 16) -> list[str]:
     """Readable names of the :func:`recall_task` tokens, index = id: ``v0 .. v7``, ``d0 .. d15``, ``?``."""
-    _positive_int("num_values", num_values, 2)
-    _positive_int("num_distractors", num_distractors)
+    integer("num_values", num_values, minimum=2)
+    integer("num_distractors", num_distractors, minimum=1)
     return [f"v{i}" for i in range(num_values)] + [f"d{i}" for i in range(num_distractors)] + ["?"]
 
 
@@ -136,22 +132,22 @@ def associative_recall(
     Returns:
         ``(keys, values, targets)``: ``(N, P + 1)``, ``(N, P + 1)`` and ``(N,)``, int64, on the CPU.
     """
-    _positive_int("num_samples", num_samples)
-    _positive_int("num_keys", num_keys)
-    _positive_int("num_values", num_values, 2)
+    integer("num_samples", num_samples, minimum=1)
+    integer("num_keys", num_keys, minimum=1)
+    integer("num_values", num_values, minimum=2)
     if isinstance(num_pairs, tuple):
         if len(num_pairs) != 2:
             raise ValueError(f"num_pairs must be an int or a (low, high) pair, got {num_pairs!r}")
         low, high = num_pairs
-        _positive_int("num_pairs[0]", low)
-        _positive_int("num_pairs[1]", high)
+        integer("num_pairs[0]", low, minimum=1)
+        integer("num_pairs[1]", high, minimum=1)
         if low > high:
             raise ValueError(f"num_pairs range must have low <= high, got {num_pairs!r}")
     else:
-        _positive_int("num_pairs", num_pairs)
+        integer("num_pairs", num_pairs, minimum=1)
         low = high = num_pairs
     max_pairs = high if max_pairs is None else max_pairs
-    _positive_int("max_pairs", max_pairs)
+    integer("max_pairs", max_pairs, minimum=1)
     if not high <= max_pairs <= num_keys:
         raise ValueError(
             f"max_pairs={max_pairs} must be at least the largest num_pairs ({high}) and at most num_keys={num_keys} "
@@ -204,7 +200,7 @@ def toy_corpus(num_sentences: int, *, seed: int = 0) -> list[str]:
     distributional signal an embedding model can pick up. Generated here from ``seed`` with Python's ``random``
     (a private ``random.Random``), so it needs no file and no license. Tokens are separated by single spaces.
     """
-    _positive_int("num_sentences", num_sentences)
+    integer("num_sentences", num_sentences, minimum=1)
     rng = random.Random(seed)
     sentences = []
     for _ in range(num_sentences):
@@ -230,7 +226,7 @@ def skipgram_pairs(sentences: Sequence[Tensor], window: int = 2) -> tuple[Tensor
         ``(centres, contexts)``, both ``(N,)`` int64: the input and the target of a skip-gram model
         (Mikolov et al., 2013), grouped by sentence, then by offset ``-window .. window``.
     """
-    _positive_int("window", window)
+    integer("window", window, minimum=1)
     centres, contexts = [], []
     for s in sentences:
         if not isinstance(s, Tensor) or s.dim() != 1:

@@ -38,8 +38,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .attention import _check_tensor, scaled_dot_product_attention
+from .attention import scaled_dot_product_attention
 from .masks import window_mask
+from .validate import compute_dtype, integer, shape_of, tensor
 
 __all__ = [
     "bigbird_mask",
@@ -55,58 +56,42 @@ __all__ = [
     "sliding_window_attention_reference",
 ]
 
-_HALF = (torch.float16, torch.bfloat16)
 
 
 # ---------------------------------------------------------------------------------------------- input checks
 
 
-def _shape(t: Tensor) -> tuple[int, ...]:
-    return tuple(t.shape)
-
-
 def _check_qkv(q: object, k: object, v: object) -> tuple[int, ...]:
     """Validate ``q (..., L, Dk)``, ``k (..., S, Dk)``, ``v (..., S, Dv)``; return the broadcast batch shape."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        _check_tensor(name, t)
+        tensor(name, t, min_dim=2, floating=True, layout="(..., length, width)")
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"q, k and v must share one dtype, got q {q.dtype}, k {k.dtype}, v {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same last dimension d_k: q has shape {_shape(q)} (d_k={q.shape[-1]}) "
-            f"but k has shape {_shape(k)} (d_k={k.shape[-1]})"
+            f"q and k must have the same last dimension d_k: q has shape {shape_of(q)} (d_k={q.shape[-1]}) "
+            f"but k has shape {shape_of(k)} (d_k={k.shape[-1]})"
         )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            f"k and v must have the same length S: k has shape {_shape(k)} (S={k.shape[-2]}) "
-            f"but v has shape {_shape(v)} (S={v.shape[-2]})"
+            f"k and v must have the same length S: k has shape {shape_of(k)} (S={k.shape[-2]}) "
+            f"but v has shape {shape_of(v)} (S={v.shape[-2]})"
         )
     try:
         return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     except RuntimeError:
         raise ValueError(
-            f"the batch dimensions of q, k and v do not broadcast: q {_shape(q)}, k {_shape(k)}, v {_shape(v)}"
+            f"the batch dimensions of q, k and v do not broadcast: q {shape_of(q)}, k {shape_of(k)}, v {shape_of(v)}"
         ) from None
-
-
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
 def _same_length(q: Tensor, k: Tensor, what: str) -> int:
     if q.shape[-2] != k.shape[-2]:
         raise ValueError(
-            f"{what} needs as many queries as keys (L = S): q has shape {_shape(q)} (L={q.shape[-2]}) "
-            f"but k has shape {_shape(k)} (S={k.shape[-2]})"
+            f"{what} needs as many queries as keys (L = S): q has shape {shape_of(q)} (L={q.shape[-2]}) "
+            f"but k has shape {shape_of(k)} (S={k.shape[-2]})"
         )
     return q.shape[-2]
-
-
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    return torch.float32 if dtype in _HALF else dtype
 
 
 # ---------------------------------------------------------------------------------------------- sliding window
@@ -129,7 +114,7 @@ def sliding_window_attention_reference(
     """
     _check_qkv(q, k, v)
     n = _same_length(q, k, "sliding-window attention")
-    _check_int("window", window, 0)
+    integer("window", window, minimum=0)
     return scaled_dot_product_attention(q, k, v, window_mask(n, window, causal, device=q.device), scale=scale)
 
 
@@ -168,17 +153,17 @@ def sliding_window_attention(
     """
     batch = _check_qkv(q, k, v)
     n = _same_length(q, k, "sliding-window attention")
-    _check_int("window", window, 0)
+    integer("window", window, minimum=0)
     smallest_block = max(min(window, n - 1), 1)  # a window wider than the sequence is the whole sequence
     if block_size is None:
         block_size = smallest_block
     else:
-        _check_int("block_size", block_size, smallest_block)
+        integer("block_size", block_size, minimum=smallest_block)
     dk, dv = q.shape[-1], v.shape[-1]
     if n == 0:
         return q.new_zeros(*batch, 0, dv)
     scale = 1.0 / math.sqrt(dk) if scale is None else scale
-    dtype, compute = q.dtype, _compute_dtype(q.dtype)
+    dtype, compute = q.dtype, compute_dtype(q.dtype)
     c = block_size
     nb = -(-n // c)  # ceil(N / C)
     pad = nb * c - n
@@ -264,9 +249,9 @@ def chunked_attention(
         ``(..., L, Dv)`` in ``q``'s dtype (zeros if there are no keys at all, ``S = 0``).
     """
     batch = _check_qkv(q, k, v)
-    _check_int("chunk_size", chunk_size, 1)
+    integer("chunk_size", chunk_size, minimum=1)
     l, s, dk, dv = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
-    dtype, compute = q.dtype, _compute_dtype(q.dtype)
+    dtype, compute = q.dtype, compute_dtype(q.dtype)
     scale = 1.0 / math.sqrt(dk) if scale is None else scale
     device = q.device
     q_scaled = q.to(compute) * scale  # (..., L, Dk): scale once, not every chunk
@@ -313,8 +298,8 @@ def _features(q: Tensor, k: Tensor, feature_map: Callable[[Tensor], Tensor]) -> 
     fq, fk = feature_map(q), feature_map(k)
     if fq.shape[:-1] != q.shape[:-1] or fk.shape[:-1] != k.shape[:-1] or fq.shape[-1] != fk.shape[-1]:
         raise ValueError(
-            f"feature_map must map (..., n, Dk) to (..., n, F) with the same F for q and k: got q {_shape(q)} -> "
-            f"{_shape(fq)} and k {_shape(k)} -> {_shape(fk)}"
+            f"feature_map must map (..., n, Dk) to (..., n, F) with the same F for q and k: got q {shape_of(q)} -> "
+            f"{shape_of(fq)} and k {shape_of(k)} -> {shape_of(fk)}"
         )
     return fq, fk
 
@@ -336,7 +321,7 @@ def linear_attention_weights(
     """
     if causal:
         _same_length(q, k, "causal linear attention")
-    compute = _compute_dtype(q.dtype)
+    compute = compute_dtype(q.dtype)
     fq, fk = _features(q.to(compute), k.to(compute), feature_map)
     sim = torch.matmul(fq, fk.transpose(-2, -1))  # (..., L, S) phi(q_i) . phi(k_j)
     if causal:
@@ -358,7 +343,7 @@ def linear_attention_reference(
     ``O(L S)`` time and memory; :func:`linear_attention` computes the same in ``O(L + S)``.
     """
     _check_qkv(q, k, v)
-    compute = _compute_dtype(q.dtype)
+    compute = compute_dtype(q.dtype)
     weights = linear_attention_weights(q.to(compute), k.to(compute), causal, feature_map=feature_map, eps=eps)
     return torch.matmul(weights, v.to(compute)).to(q.dtype)  # (..., L, Dv)
 
@@ -406,10 +391,10 @@ def linear_attention(
         ``(..., L, Dv)`` in ``q``'s dtype.
     """
     batch = _check_qkv(q, k, v)
-    _check_int("chunk_size", chunk_size, 1)
+    integer("chunk_size", chunk_size, minimum=1)
     if causal:
         _same_length(q, k, "causal linear attention")
-    dtype, compute = q.dtype, _compute_dtype(q.dtype)
+    dtype, compute = q.dtype, compute_dtype(q.dtype)
     fq, fk = _features(q.to(compute), k.to(compute), feature_map)  # (..., L, F), (..., S, F)
     v = v.to(compute)
     if not causal:
@@ -446,7 +431,7 @@ def _global_index(n: int, global_tokens: int | Sequence[int], device) -> Tensor:
     if isinstance(global_tokens, bool):
         raise TypeError("global_tokens must be an int (the first g tokens) or a sequence of positions, got bool")
     if isinstance(global_tokens, int):
-        _check_int("global_tokens", global_tokens, 0)
+        integer("global_tokens", global_tokens, minimum=0)
         if global_tokens > n:
             raise ValueError(f"global_tokens={global_tokens} is more than the n={n} tokens")
         return torch.arange(global_tokens, device=device)
@@ -488,7 +473,7 @@ def bigbird_mask(
     only when fewer remain). Zaheer et al. (2020) draw random *blocks* of keys for speed; this token-level
     version shows the same pattern at a glance.
     """
-    _check_int("num_random", num_random, 0)
+    integer("num_random", num_random, minimum=0)
     mask = longformer_mask(n, window, global_tokens, device="cpu")
     if num_random and n:
         g = torch.Generator().manual_seed(seed)
@@ -510,8 +495,8 @@ def mask_receptive_field(mask: Tensor, num_layers: int) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"mask must be a boolean torch.Tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
     if mask.dim() != 2 or mask.shape[0] != mask.shape[1]:
-        raise ValueError(f"mask must be square (N, N), got shape {_shape(mask)}")
-    _check_int("num_layers", num_layers, 0)
+        raise ValueError(f"mask must be square (N, N), got shape {shape_of(mask)}")
+    integer("num_layers", num_layers, minimum=0)
     step = mask.to(torch.float32)
     reach = torch.eye(mask.shape[0], dtype=torch.float32, device=mask.device)
     for _ in range(num_layers):

@@ -12,19 +12,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .validate import integer
+
 __all__ = ["causal_mask", "padding_mask", "window_mask"]
-
-
-def _check_length(name: str, n: int) -> None:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0, got {n}")
 
 
 def causal_mask(n: int, *, device: torch.device | str | None = None) -> Tensor:
     """Lower-triangular mask ``(N, N)``: query ``i`` may attend to keys ``j <= i`` (the past and itself)."""
-    _check_length("n", n)
+    integer("n", n, minimum=0)
     return torch.ones(n, n, dtype=torch.bool, device=device).tril()
 
 
@@ -36,7 +31,7 @@ def padding_mask(lengths: Tensor | list[int], max_len: int) -> Tensor:
     For inputs with a head dimension ``(B, H, L, D)`` use ``padding_mask(...)[:, None]`` → ``(B, 1, 1, S)``.
     The device follows ``lengths`` when it is a tensor.
     """
-    _check_length("max_len", max_len)
+    integer("max_len", max_len, minimum=0)
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1:
         raise ValueError(f"lengths must be 1-D (B,), got shape {tuple(lengths.shape)}")
@@ -54,8 +49,8 @@ def window_mask(n: int, window: int, causal: bool = False, *, device: torch.devi
     With ``causal=True`` only the past half of the band is kept: ``0 <= i - j <= window``.
     ``window=0`` lets each position see only itself.
     """
-    _check_length("n", n)
-    _check_length("window", window)
+    integer("n", n, minimum=0)
+    integer("window", window, minimum=0)
     i = torch.arange(n, device=device)[:, None]
     j = torch.arange(n, device=device)[None, :]
     offset = i - j  # (N, N), how far key j lies behind query i

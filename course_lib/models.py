@@ -30,15 +30,11 @@ from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
+from .validate import integer
 
 __all__ = ["TransformerEncoderBlock", "TransformerEncoder", "SequenceClassifier", "BagOfEmbeddings"]
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
-
-
-def _check_positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _check_dropout(p: object) -> None:
@@ -89,7 +85,7 @@ class TransformerEncoderBlock(nn.Module):
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
         for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_ff", d_ff)):
-            _check_positive_int(name, value)
+            integer(name, value, minimum=1)
         _check_dropout(dropout)
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
@@ -186,7 +182,7 @@ class TransformerEncoder(nn.Module):
         layer_norm_eps: float = 1e-5,
     ):
         super().__init__()
-        _check_positive_int("num_layers", num_layers)
+        integer("num_layers", num_layers, minimum=1)
         self.layers = nn.ModuleList(
             TransformerEncoderBlock(d_model, num_heads, d_ff, dropout, activation, norm_first, layer_norm_eps)
             for _ in range(num_layers)
@@ -273,7 +269,7 @@ class SequenceClassifier(nn.Module):
     ):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("max_len", max_len)):
-            _check_positive_int(name, value)
+            integer(name, value, minimum=1)
         if positions not in ("sinusoidal", "learned", None):
             raise ValueError(f"positions must be 'sinusoidal', 'learned' or None, got {positions!r}")
         if pooling not in ("cls", "mean"):

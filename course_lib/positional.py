@@ -23,6 +23,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .validate import integer
+
 __all__ = [
     "LearnedPositionalEmbedding",
     "apply_rope",
@@ -31,11 +33,6 @@ __all__ = [
     "sinusoidal_frequencies",
     "sinusoidal_shift_matrix",
 ]
-
-
-def _check_positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _check_base(base: object) -> float:
@@ -48,7 +45,7 @@ def sinusoidal_frequencies(
     d_model: int, base: float = 10000.0, *, device: torch.device | str | None = None, dtype: torch.dtype | None = None
 ) -> Tensor:
     r"""Angular frequencies ``(ceil(D/2),)``: :math:`\omega_i = \text{base}^{-2i/D}`, from 1 down towards ``1/base``."""
-    _check_positive_int("d_model", d_model)
+    integer("d_model", d_model, minimum=1)
     base = _check_base(base)
     dtype = torch.float32 if dtype is None else dtype
     two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)  # 0, 2, 4, ...
@@ -74,7 +71,7 @@ def sinusoidal_encoding(
     An odd ``d_model`` is allowed: its last dimension is a sine without a cosine partner. The angles are
     computed in float64 and the table is returned in ``dtype`` (default float32) on ``device``.
     """
-    _check_positive_int("num_positions", num_positions)
+    integer("num_positions", num_positions, minimum=1)
     freqs = sinusoidal_frequencies(d_model, base, device=device, dtype=torch.float64)  # (ceil(D/2),)
     pos = torch.arange(num_positions, device=device, dtype=torch.float64)  # (P,)
     angles = pos[:, None] * freqs[None, :]  # (P, ceil(D/2))
@@ -114,7 +111,7 @@ def sinusoidal_shift_matrix(offset: int | float, d_model: int, base: float = 100
     ``M_k`` depends on the offset ``k`` only, not on ``pos``. ``d_model`` must be even (every sine needs the
     cosine of its pair).
     """
-    _check_positive_int("d_model", d_model)
+    integer("d_model", d_model, minimum=1)
     if d_model % 2:
         raise ValueError(f"the shift matrix needs (sin, cos) pairs, so d_model must be even, got {d_model}")
     freqs = sinusoidal_frequencies(d_model, base, dtype=torch.float64)
@@ -128,7 +125,7 @@ def rope_rotation_matrix(position: int | float, d_model: int, base: float = 1000
     Block diagonal, one 2-by-2 rotation by ``m * omega_i`` per pair of dimensions; orthogonal, with
     ``R_m @ R_n.T == R_{m - n}``, which is why RoPE scores depend only on the offset ``m - n``.
     """
-    _check_positive_int("d_model", d_model)
+    integer("d_model", d_model, minimum=1)
     if d_model % 2:
         raise ValueError(f"RoPE rotates pairs of dimensions, so d_model must be even, got {d_model}")
     freqs = sinusoidal_frequencies(d_model, base, dtype=torch.float64)
@@ -211,8 +208,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, d_model: int, *, init_std: float = 1.0):
         super().__init__()
-        _check_positive_int("max_len", max_len)
-        _check_positive_int("d_model", d_model)
+        integer("max_len", max_len, minimum=1)
+        integer("d_model", d_model, minimum=1)
         self.max_len, self.d_model = max_len, d_model
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, std=init_std)

@@ -18,6 +18,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .validate import integer
+
 __all__ = [
     "VanillaRNN",
     "cell_jacobian_norms",
@@ -55,8 +57,7 @@ class VanillaRNN(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, *, bias: bool = True, nonlinearity: str = "tanh"):
         super().__init__()
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            integer(name, value, minimum=1)
         if nonlinearity not in _ACTIVATIONS:
             raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity

@@ -24,6 +24,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.std import tqdm
 
+from .validate import integer
+
 __all__ = ["History", "accuracy", "cross_entropy", "evaluate", "fit", "progress_bar"]
 
 IGNORE_INDEX = -100  #: targets equal to this are skipped by the default loss and by :func:`accuracy`
@@ -122,11 +124,6 @@ def _check_data(name: str, data: object) -> tuple[Tensor, ...]:
     return tuple(data)
 
 
-def _check_positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-
-
 def _model_device(model: nn.Module) -> torch.device:
     for p in model.parameters():
         return p.device
@@ -153,7 +150,7 @@ def evaluate(
     (not only averages) is exact. The model's previous train/eval mode is restored afterwards.
     """
     data = _check_data("data", data)
-    _check_positive_int("batch_size", batch_size)
+    integer("batch_size", batch_size, minimum=1)
     device = _model_device(model)
     was_training = model.training
     model.eval()
@@ -207,8 +204,8 @@ def fit(
         eval_data = _check_data("eval_data", eval_data)
         if metric is None:
             raise ValueError("eval_data is scored with metric, but metric is None: pass e.g. metric=accuracy")
-    _check_positive_int("epochs", epochs)
-    _check_positive_int("batch_size", batch_size)
+    integer("epochs", epochs, minimum=1)
+    integer("batch_size", batch_size, minimum=1)
     loss_fn = cross_entropy if loss_fn is None else loss_fn
     device = _model_device(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)

@@ -20,13 +20,9 @@ import torch
 from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
+from .validate import integer
 
 __all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _check_images(images: object, patch_size: int) -> None:
@@ -34,7 +30,7 @@ def _check_images(images: object, patch_size: int) -> None:
         raise TypeError(f"images must be a torch.Tensor, got {type(images).__name__}")
     if images.dim() != 4:
         raise ValueError(f"images must have shape (B, C, H, W), got {tuple(images.shape)}")
-    _positive_int("patch_size", patch_size)
+    integer("patch_size", patch_size, minimum=1)
     h, w = images.shape[-2:]
     if h % patch_size or w % patch_size:
         raise ValueError(
@@ -67,9 +63,9 @@ def unpatchify(patches: Tensor, patch_size: int, height: int, width: int) -> Ten
     """Inverse of :func:`patchify`: ``(B, N, C * P * P)`` → images ``(B, C, H, W)``, ``H = height``, ``W = width``."""
     if not isinstance(patches, Tensor):
         raise TypeError(f"patches must be a torch.Tensor, got {type(patches).__name__}")
-    _positive_int("patch_size", patch_size)
-    _positive_int("height", height)
-    _positive_int("width", width)
+    integer("patch_size", patch_size, minimum=1)
+    integer("height", height, minimum=1)
+    integer("width", width, minimum=1)
     p = patch_size
     if height % p or width % p:
         raise ValueError(f"height x width = {height} x {width} is not divisible by patch_size={p}")
@@ -104,7 +100,7 @@ class PatchEmbedding(nn.Module):
     def __init__(self, in_channels: int, patch_size: int, d_model: int, *, bias: bool = True):
         super().__init__()
         for name, value in (("in_channels", in_channels), ("patch_size", patch_size), ("d_model", d_model)):
-            _positive_int(name, value)
+            integer(name, value, minimum=1)
         self.in_channels, self.patch_size, self.d_model = in_channels, patch_size, d_model
         self.proj = nn.Linear(in_channels * patch_size * patch_size, d_model, bias=bias)
 
@@ -145,7 +141,7 @@ class ViTBlock(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, mlp_ratio: int = 2):
         super().__init__()
-        _positive_int("mlp_ratio", mlp_ratio)
+        integer("mlp_ratio", mlp_ratio, minimum=1)
         self.norm1 = nn.LayerNorm(d_model)
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.norm2 = nn.LayerNorm(d_model)
@@ -196,8 +192,8 @@ class TinyViT(nn.Module):
     ):
         super().__init__()
         for name, value in (("image_size", image_size), ("num_classes", num_classes), ("depth", depth)):
-            _positive_int(name, value)
-        _positive_int("patch_size", patch_size)
+            integer(name, value, minimum=1)
+        integer("patch_size", patch_size, minimum=1)
         if image_size % patch_size:
             raise ValueError(f"image_size={image_size} is not divisible by patch_size={patch_size}")
         self.image_size, self.patch_size, self.in_channels = image_size, patch_size, in_channels
@@ -245,7 +241,7 @@ class TinyCNN(nn.Module):
     def __init__(self, *, in_channels: int = 1, num_classes: int = 10, width: int = 16):
         super().__init__()
         for name, value in (("in_channels", in_channels), ("num_classes", num_classes), ("width", width)):
-            _positive_int(name, value)
+            integer(name, value, minimum=1)
         self.features = nn.Sequential(
             nn.Conv2d(in_channels, width, 3, padding=1),
             nn.ReLU(),

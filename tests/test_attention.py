@@ -313,7 +313,7 @@ def test_self_attention_with_causal_mask_matches_pytorch(device):
 def test_self_attention_rejects_wrong_width():
     with pytest.raises(ValueError, match=r"d_model=8.*\(2, 3, 5\)"):
         SelfAttention(8)(torch.randn(2, 3, 5))
-    with pytest.raises(ValueError, match="d_k must be a positive int"):
+    with pytest.raises(ValueError, match="d_k must be >= 1"):
         SelfAttention(8, d_k=0)
 
 

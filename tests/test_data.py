@@ -49,12 +49,12 @@ def test_associative_recall_asks_every_position_and_is_deterministic():
 @pytest.mark.parametrize(
     "kwargs,words",
     [
-        ({"num_pairs": 0}, "num_pairs must be an int >= 1"),
+        ({"num_pairs": 0}, "num_pairs must be >= 1"),
         ({"num_pairs": (4, 2)}, "low <= high"),
         ({"num_pairs": (1, 2, 3)}, "an int or a"),
         ({"num_pairs": 5, "max_pairs": 4}, "max_pairs=4 must be at least the largest num_pairs"),
         ({"num_pairs": 3, "num_keys": 2}, "at most num_keys=2"),
-        ({"num_pairs": 2, "num_values": 1}, "num_values must be an int >= 2"),
+        ({"num_pairs": 2, "num_values": 1}, "num_values must be >= 2"),
     ],
 )
 def test_associative_recall_errors_are_clear(kwargs, words):
@@ -108,11 +108,11 @@ def test_recall_token_names_line_up_with_ids():
 @pytest.mark.parametrize(
     "kwargs,words",
     [
-        ({"distance": 0}, "distance must be an int >= 1"),
+        ({"distance": 0}, "distance must be >= 1"),
         ({"distance": (5, 2)}, "low <= high"),
         ({"distance": (1, 2, 3)}, "(low, high) pair"),
         ({"distance": 5, "length": 5}, "length=5 is too short for distance 5: it must be at least 6"),
-        ({"distance": 2, "num_values": 1}, "num_values must be an int >= 2"),
+        ({"distance": 2, "num_values": 1}, "num_values must be >= 2"),
     ],
 )
 def test_recall_errors_are_clear(kwargs, words):
@@ -171,7 +171,7 @@ def test_skipgram_pairs_equal_a_loop():
 def test_skipgram_pairs_edge_cases():
     centres, contexts = skipgram_pairs([torch.tensor([4])])
     assert centres.shape == contexts.shape == (0,)
-    with pytest.raises(ValueError, match="window must be an int >= 1"):
+    with pytest.raises(ValueError, match="window must be >= 1"):
         skipgram_pairs([torch.tensor([1, 2])], window=0)
     with pytest.raises(ValueError, match="1-D tensor"):
         skipgram_pairs([torch.tensor([[1, 2]])])

@@ -199,7 +199,7 @@ def test_classifier_runs_on_the_device(device):
         (lambda: TransformerEncoderBlock(10, 3), "d_model=10 is not divisible by num_heads=3"),
         (lambda: TransformerEncoderBlock(16, 2, activation="tanh"), "activation must be one of ['gelu', 'relu']"),
         (lambda: TransformerEncoderBlock(16, 2, dropout=1.0), "dropout must be a probability"),
-        (lambda: TransformerEncoder(16, 2, 0), "num_layers must be a positive int"),
+        (lambda: TransformerEncoder(16, 2, 0), "num_layers must be >= 1"),
         (lambda: SequenceClassifier(10, 2, positions="rope"), "positions must be 'sinusoidal', 'learned' or None"),
         (lambda: SequenceClassifier(10, 2, pooling="max"), "pooling must be 'cls' or 'mean'"),
         (lambda: TransformerEncoderBlock(16, 2)(torch.randn(5, 16)), "x must have shape (B, L, d_model=16)"),

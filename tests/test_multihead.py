@@ -215,7 +215,7 @@ def test_parameter_count_is_four_d_squared_whatever_the_heads():
 def test_indivisible_and_bad_arguments_raise():
     with pytest.raises(ValueError, match="d_model=10 is not divisible by num_heads=3"):
         MultiHeadAttention(10, 3)
-    with pytest.raises(ValueError, match="num_heads must be a positive int"):
+    with pytest.raises(ValueError, match="num_heads must be >= 1"):
         MultiHeadAttention(8, 0)
     mha = MultiHeadAttention(8, 2)
     x = torch.randn(2, 3, 8)

@@ -82,9 +82,9 @@ def test_shift_matrices_compose_and_invert():
 
 
 def test_sinusoidal_bad_arguments():
-    with pytest.raises(ValueError, match="num_positions must be a positive int"):
+    with pytest.raises(ValueError, match="num_positions must be >= 1"):
         sinusoidal_encoding(0, 4)
-    with pytest.raises(ValueError, match="d_model must be a positive int"):
+    with pytest.raises(ValueError, match="d_model must be >= 1"):
         sinusoidal_encoding(4, 2.5)
     with pytest.raises(ValueError, match="base must be a positive"):
         sinusoidal_encoding(4, 4, base=-1.0)
@@ -240,5 +240,5 @@ def test_learned_embedding_length_limit():
         layer(torch.randn(1, 2, 3), torch.tensor([0, 8]))
     with pytest.raises(ValueError, match="d_model=3"):
         layer(torch.randn(1, 2, 4))
-    with pytest.raises(ValueError, match="max_len must be a positive int"):
+    with pytest.raises(ValueError, match="max_len must be >= 1"):
         LearnedPositionalEmbedding(0, 3)

@@ -92,7 +92,7 @@ def test_initialisation_range_matches_nn_rnn():
         (lambda: VanillaRNN.from_torch(nn.LSTM(3, 4)), TypeError, "rnn must be a torch.nn.RNN, got LSTM"),
         (lambda: VanillaRNN.from_torch(nn.RNN(3, 4, num_layers=2)), ValueError, "num_layers=2"),
         (lambda: VanillaRNN.from_torch(nn.RNN(3, 4, bidirectional=True)), ValueError, "bidirectional=True"),
-        (lambda: VanillaRNN(3, 0), ValueError, "hidden_size must be a positive int"),
+        (lambda: VanillaRNN(3, 0), ValueError, "hidden_size must be >= 1"),
         (lambda: VanillaRNN(3, 4, nonlinearity="sigmoid"), ValueError, "'tanh' or 'relu'"),
         (lambda: VanillaRNN(3, 4)(torch.zeros(2, 5, 2)), ValueError, r"\(B, L, I=3\), got \(2, 5, 2\)"),
         (lambda: VanillaRNN(3, 4)(torch.zeros(2, 5, 3), torch.zeros(3, 4)), ValueError, r"h0 must have shape"),

@@ -55,7 +55,7 @@ def test_patchify_errors():
         patchify(torch.zeros(1, 1, 8, 6), 4)
     with pytest.raises(ValueError, match=r"\(B, C, H, W\), got \(8, 8\)"):
         patchify(torch.zeros(8, 8), 2)
-    with pytest.raises(ValueError, match="patch_size must be a positive int"):
+    with pytest.raises(ValueError, match="patch_size must be >= 1"):
         patchify(torch.zeros(1, 1, 8, 8), 0)
     with pytest.raises(TypeError, match="torch.Tensor"):
         patchify([[1.0]], 1)
@@ -90,7 +90,7 @@ def test_patch_embedding_errors():
     embed = PatchEmbedding(3, 2, 4)
     with pytest.raises(ValueError, match=r"C=3 channels, got shape \(1, 1, 4, 4\)"):
         embed(torch.zeros(1, 1, 4, 4))
-    with pytest.raises(ValueError, match="d_model must be a positive int"):
+    with pytest.raises(ValueError, match="d_model must be >= 1"):
         PatchEmbedding(3, 2, 0)
 
 

@@ -1,0 +1,107 @@
+"""Argument checks shared by every module of ``course_lib``: one rule, one wording.
+
+The rule: a **TypeError** when an argument has the wrong type (``2.5`` where an int is needed, a list where a tensor
+is), a **ValueError** when its type is right but its value is not (``-1`` heads, a probability of ``1.5``, a tensor
+with too few dimensions). Every message names the argument, what was expected and what was given::
+
+    >>> integer("num_heads", 2.5, minimum=1)
+    TypeError: num_heads must be an int, got float 2.5
+    >>> integer("num_heads", 0, minimum=1)
+    ValueError: num_heads must be >= 1, got 0
+
+Each function returns the checked value (converted where that is harmless: an int passed as a number becomes a
+float), so a caller writes ``d_model = integer("d_model", d_model, minimum=1)``. ``bool`` is never accepted as a
+number: ``True`` heads is a bug, not 1.
+
+Shape legend of the course: ``B`` batch, ``H`` heads, ``L`` query length, ``S`` key length, ``D`` model width,
+``Dk``/``Dv`` head widths.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+
+import torch
+from torch import Tensor
+
+__all__ = ["HALF_DTYPES", "choice", "compute_dtype", "integer", "number", "probability", "shape_of", "tensor"]
+
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def shape_of(t: Tensor) -> tuple[int, ...]:
+    """``t.shape`` as a plain tuple, for messages: ``(2, 5, 7)`` rather than ``torch.Size([2, 5, 7])``."""
+    return tuple(t.shape)
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype to compute a softmax or a running sum in: float32 for float16/bfloat16 inputs, else ``dtype``."""
+    return torch.float32 if dtype in HALF_DTYPES else dtype
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text}" if len(text) <= 40 else type(value).__name__
+
+
+def integer(name: str, value: object, *, minimum: int | None = None) -> int:
+    """``value`` as an int; TypeError if it is not an int (bools refused), ValueError if it is below ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {_describe(value)}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def number(
+    name: str,
+    value: object,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_minimum: bool = False,
+    strict_maximum: bool = False,
+) -> float:
+    """``value`` as a finite float within ``[minimum, maximum]`` (ends excluded when ``strict_*``).
+
+    TypeError if it is not a real number (bools refused); ValueError if it is NaN, infinite or out of range.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {_describe(value)}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    if minimum is not None and (value <= minimum if strict_minimum else value < minimum):
+        raise ValueError(f"{name} must be {'>' if strict_minimum else '>='} {minimum}, got {value}")
+    if maximum is not None and (value >= maximum if strict_maximum else value > maximum):
+        raise ValueError(f"{name} must be {'<' if strict_maximum else '<='} {maximum}, got {value}")
+    return value
+
+
+def probability(name: str, value: object) -> float:
+    """A probability that may be 0 but not 1, such as a dropout rate: ``0 <= p < 1``."""
+    return number(name, value, minimum=0.0, maximum=1.0, strict_maximum=True)
+
+
+def choice(name: str, value: object, choices: Collection[object]) -> object:
+    """``value`` if it is one of ``choices``; ValueError naming the choices otherwise."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def tensor(name: str, value: object, *, min_dim: int = 0, floating: bool = False, layout: str = "") -> Tensor:
+    """``value`` if it is a tensor with at least ``min_dim`` dimensions (and a floating dtype when ``floating``).
+
+    TypeError for a non-tensor or a non-floating dtype; ValueError for too few dimensions. ``layout`` names the
+    dimensions in the message, e.g. ``"(..., length, width)"``.
+    """
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if floating and not value.dtype.is_floating_point:
+        raise TypeError(f"{name} must have a floating dtype, got {value.dtype}")
+    if value.dim() < min_dim:
+        where = f" {layout}" if layout else ""
+        raise ValueError(f"{name} must have at least {min_dim} dimensions{where}, got shape {shape_of(value)}")
+    return value
