@@ -3,141 +3,94 @@
 Each module holds one topic of the course; the notebooks import from here instead of pasting code.
 ``course_lib.bench`` (the benchmark CLI), ``course_lib.student`` (student versions of the notebooks) and
 ``course_lib.kernels`` (the Triton kernel, needs triton) are imported on their own, not from here.
+
+Names are imported lazily (PEP 562): ``import course_lib`` imports no submodule, and ``course_lib.fit`` imports
+``course_lib.train`` the first time it is asked for. So ``import course_lib.masks`` costs only torch, and tqdm,
+matplotlib and seaborn are loaded by the modules that draw or report (``train``, ``plot``), when they are used.
 """
 
-from .attention import (
-    MultiHeadAttention,
-    SelfAttention,
-    attention_weights,
-    merge_heads,
-    scaled_dot_product_attention,
-    softmax_jacobian,
-    split_heads,
-)
-from .checks import check_close, check_function, explain_difference
-from .conv import conv_as_attention, kernel_shifts, receptive_field, shift_attention_weights
-from .data import (
-    WORD_CATEGORIES,
-    associative_recall,
-    load_digits,
-    recall_task,
-    recall_token_names,
-    skipgram_pairs,
-    toy_corpus,
-)
-from .device import get_device, set_seed
-from .efficient import (
-    bigbird_mask,
-    chunked_attention,
-    linear_attention,
-    linear_attention_weights,
-    longformer_mask,
-    mask_receptive_field,
-    sliding_window_attention,
-)
-from .masks import causal_mask, padding_mask, window_mask
-from .models import (
-    BagOfEmbeddings,
-    SequenceClassifier,
-    TransformerEncoder,
-    TransformerEncoderBlock,
-)
-from .paths import DATA_DIR, NOTEBOOKS_DIR, ROOT
-from .plot import plot_attention
-from .positional import (
-    LearnedPositionalEmbedding,
-    apply_rope,
-    rope_rotation_matrix,
-    sinusoidal_encoding,
-    sinusoidal_frequencies,
-    sinusoidal_shift_matrix,
-)
-from .rnn import (
-    VanillaRNN,
-    cell_jacobian_norms,
-    gradient_norms_through_time,
-    hidden_jacobians,
-    input_gradient_norms,
-    lstm_gates,
-)
-from .sequences import Vocab, build_vocab, concat_window, frame_signal, num_frames, one_hot, pad_sequences, tokenize
-from .train import History, accuracy, cross_entropy, evaluate, fit, progress_bar
-from .vision import PatchEmbedding, TinyCNN, TinyViT, ViTBlock, patchify, unpatchify
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BagOfEmbeddings",
-    "DATA_DIR",
-    "History",
-    "LearnedPositionalEmbedding",
-    "MultiHeadAttention",
-    "NOTEBOOKS_DIR",
-    "PatchEmbedding",
-    "ROOT",
-    "SelfAttention",
-    "SequenceClassifier",
-    "TinyCNN",
-    "TinyViT",
-    "TransformerEncoder",
-    "TransformerEncoderBlock",
-    "VanillaRNN",
-    "ViTBlock",
-    "Vocab",
-    "WORD_CATEGORIES",
-    "accuracy",
-    "apply_rope",
-    "associative_recall",
-    "attention_weights",
-    "bigbird_mask",
-    "build_vocab",
-    "causal_mask",
-    "cell_jacobian_norms",
-    "check_close",
-    "check_function",
-    "chunked_attention",
-    "concat_window",
-    "conv_as_attention",
-    "cross_entropy",
-    "evaluate",
-    "explain_difference",
-    "fit",
-    "frame_signal",
-    "get_device",
-    "gradient_norms_through_time",
-    "hidden_jacobians",
-    "input_gradient_norms",
-    "kernel_shifts",
-    "linear_attention",
-    "linear_attention_weights",
-    "load_digits",
-    "longformer_mask",
-    "lstm_gates",
-    "mask_receptive_field",
-    "merge_heads",
-    "num_frames",
-    "one_hot",
-    "pad_sequences",
-    "padding_mask",
-    "patchify",
-    "plot_attention",
-    "progress_bar",
-    "recall_task",
-    "recall_token_names",
-    "receptive_field",
-    "rope_rotation_matrix",
-    "scaled_dot_product_attention",
-    "set_seed",
-    "shift_attention_weights",
-    "sinusoidal_encoding",
-    "sinusoidal_frequencies",
-    "sinusoidal_shift_matrix",
-    "skipgram_pairs",
-    "sliding_window_attention",
-    "softmax_jacobian",
-    "split_heads",
-    "tokenize",
-    "toy_corpus",
-    "unpatchify",
-    "window_mask",
-]
+# module -> the public names it gives the package (every name is importable as ``from course_lib import name``)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "attention": (
+        "MultiHeadAttention",
+        "SelfAttention",
+        "attention_weights",
+        "merge_heads",
+        "scaled_dot_product_attention",
+        "softmax_jacobian",
+        "split_heads",
+    ),
+    "checks": ("check_close", "check_function", "explain_difference"),
+    "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
+    "data": (
+        "WORD_CATEGORIES",
+        "associative_recall",
+        "load_digits",
+        "recall_task",
+        "recall_token_names",
+        "skipgram_pairs",
+        "toy_corpus",
+    ),
+    "device": ("get_device", "set_seed"),
+    "efficient": ("chunked_attention", "sliding_window_attention"),
+    "linear": ("linear_attention", "linear_attention_weights"),
+    "masks": ("bigbird_mask", "causal_mask", "longformer_mask", "mask_receptive_field", "padding_mask", "window_mask"),
+    "models": ("BagOfEmbeddings", "SequenceClassifier", "TransformerEncoder", "TransformerEncoderBlock"),
+    "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
+    "plot": ("plot_attention",),
+    "positional": (
+        "LearnedPositionalEmbedding",
+        "apply_rope",
+        "rope_rotation_matrix",
+        "sinusoidal_encoding",
+        "sinusoidal_frequencies",
+        "sinusoidal_shift_matrix",
+    ),
+    "rnn": (
+        "VanillaRNN",
+        "cell_jacobian_norms",
+        "gradient_norms_through_time",
+        "hidden_jacobians",
+        "input_gradient_norms",
+        "lstm_gates",
+    ),
+    "sequences": (
+        "Vocab",
+        "build_vocab",
+        "concat_window",
+        "frame_signal",
+        "num_frames",
+        "one_hot",
+        "pad_sequences",
+        "tokenize",
+    ),
+    "train": ("History", "accuracy", "cross_entropy", "evaluate", "fit", "progress_bar"),
+    "vision": ("PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+_SUBMODULES = (*_EXPORTS, "validate", "bench", "student", "kernels", "kernels_bench")
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or a submodule) on first use and keep it in the package's namespace."""
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -26,9 +26,10 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import HALF_DTYPES, compute_dtype, integer, shape_of, tensor
+from .validate import HALF_DTYPES, attention_inputs, compute_dtype, integer, shape_of, tensor
 
 __all__ = ["attention_weights", "scaled_dot_product_attention", "SelfAttention"]
+
 
 def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """True if a tensor of ``shape`` broadcasts to exactly ``target`` (it may not enlarge it)."""
@@ -36,28 +37,6 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
         return torch.broadcast_shapes(shape, target) == target
     except RuntimeError:
         return False
-
-
-def _check_tensor(name: str, t: object) -> None:
-    tensor(name, t, min_dim=2, floating=True, layout="(..., length, width)")
-
-
-def _check_qk(q: Tensor, k: Tensor) -> None:
-    _check_tensor("q", q)
-    _check_tensor("k", k)
-    if q.dtype != k.dtype:
-        raise TypeError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must have the same last dimension d_k: q has shape {shape_of(q)} (d_k={q.shape[-1]}) "
-            f"but k has shape {shape_of(k)} (d_k={k.shape[-1]})"
-        )
-    try:
-        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions of q and k do not broadcast: q has shape {shape_of(q)}, k has shape {shape_of(k)}"
-        ) from None
 
 
 def _check_mask(mask: Tensor, q: Tensor, k: Tensor) -> None:
@@ -89,7 +68,7 @@ def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale
         weights ``(..., L, S)`` in the dtype of ``q``. Each row sums to 1, except rows whose keys are all
         masked, which are all zeros.
     """
-    _check_qk(q, k)
+    attention_inputs(q, k)
     if mask is not None:
         _check_mask(mask, q, k)
     if scale is None:
@@ -131,21 +110,7 @@ def scaled_dot_product_attention(
     Returns:
         output ``(..., L, Dv)``, and the weights ``(..., L, S)`` if ``return_weights``; both in ``q``'s dtype.
     """
-    _check_qk(q, k)
-    _check_tensor("v", v)
-    if v.dtype != q.dtype:
-        raise TypeError(f"v must have the same dtype as q, got q {q.dtype} and v {v.dtype}")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same length S: k has shape {shape_of(k)} (S={k.shape[-2]}) "
-            f"but v has shape {shape_of(v)} (S={v.shape[-2]})"
-        )
-    try:
-        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions of q, k and v do not broadcast: q {shape_of(q)}, k {shape_of(k)}, v {shape_of(v)}"
-        ) from None
+    attention_inputs(q, k, v)
     compute = compute_dtype(q.dtype)
     weights = attention_weights(q.to(compute), k.to(compute), mask, scale=scale)  # (..., L, S)
     out = torch.matmul(weights, v.to(compute))  # (..., L, Dv)
@@ -214,7 +179,7 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
 
 def merge_heads(x: Tensor) -> Tensor:
     """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dh)`` → ``(B, L, H*Dh)``."""
-    if x.dim() != 4:
+    if tensor("x", x).dim() != 4:
         raise ValueError(f"x must have shape (B, H, L, Dh), got {shape_of(x)}")
     B, H, L, Dh = x.shape
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)

@@ -14,7 +14,7 @@ Every method computes self-attention on ``q, k, v`` of shape ``(B, H, N, D)`` (d
 sliding_window_attention_reference` (the mask is an input, built before the measured call)
 ``sliding``    :func:`~course_lib.efficient.sliding_window_attention` with window ``W``: ``O(N W)`` memory
 ``chunked``    :func:`~course_lib.efficient.chunked_attention` with chunk ``C``: exact, online softmax
-``linear``     :func:`~course_lib.efficient.linear_attention` (non-causal, ``elu + 1`` features)
+``linear``     :func:`~course_lib.linear.linear_attention` (non-causal, ``elu + 1`` features)
 ``sdpa``       ``torch.nn.functional.scaled_dot_product_attention``: PyTorch picks a fused kernel
 ``sdpa_math``  the same forced onto PyTorch's unfused "math" backend (not in the default set)
 =============  ==========================================================================================
@@ -74,7 +74,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .attention import scaled_dot_product_attention
-from .efficient import chunked_attention, linear_attention, sliding_window_attention
+from .efficient import chunked_attention, sliding_window_attention
+from .linear import linear_attention
 from .masks import window_mask
 
 __all__ = [

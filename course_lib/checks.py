@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
+from .validate import integer, number
+
 __all__ = ["Unanswered", "unanswered", "explain_difference", "check_close", "check_function"]
 
 
@@ -164,6 +166,8 @@ def explain_difference(
 
     Raises ``NotImplementedError`` if ``actual`` is an :class:`Unanswered` placeholder.
     """
+    number("atol", atol, minimum=0)
+    number("rtol", rtol, minimum=0)
     _raise_if_unanswered(actual)
     if not isinstance(actual, Tensor):
         extra = ""
@@ -252,7 +256,8 @@ def check_function(
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
-    generator = torch.Generator().manual_seed(seed)
+    integer("trials", trials, minimum=1)
+    generator = torch.Generator().manual_seed(integer("seed", seed))
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
-from .validate import integer
+from .validate import integer, number
 
 __all__ = [
     "conv_as_attention",
@@ -59,8 +59,7 @@ def _check_kernel_size(kernel_size: object) -> None:
 def _check_alpha(alpha: object) -> None:
     if alpha is None:
         return
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0 or alpha == float("inf"):
-        raise ValueError(f"alpha must be a positive finite number or None (the limit alpha -> infinity), got {alpha!r}")
+    number("alpha", alpha, minimum=0, strict_minimum=True)  # None (checked above) is the limit alpha -> infinity
 
 
 def kernel_shifts(kernel_size: int, *, device: torch.device | str | None = None) -> Tensor:
@@ -263,8 +262,10 @@ def receptive_field(
     """
     if len(input_shape) != 3:
         raise ValueError(f"input_shape must be (C, H, W), got {input_shape!r}")
-    c, h, w = input_shape
-    i, j = position
+    c, h, w = (integer(f"input_shape[{n}]", size, minimum=1) for n, size in enumerate(input_shape))
+    if len(position) != 2:
+        raise ValueError(f"position must be (i, j), got {position!r}")
+    i, j = (integer(f"position[{n}]", index) for n, index in enumerate(position))
     if not (0 <= i < h and 0 <= j < w):
         raise ValueError(f"position {position!r} lies outside the {h} x {w} image")
     params = list(model.parameters()) if isinstance(model, nn.Module) else []

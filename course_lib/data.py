@@ -13,6 +13,7 @@ Shape legend: ``N`` examples, ``L`` sequence length.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -283,6 +284,8 @@ def load_digits(path: str | Path | None = None, *, scale: bool = True) -> tuple[
         FileNotFoundError: the file is missing (restore it: ``git checkout data/digits.npz``).
         DataFileError: the file's checksum or contents differ from the shipped file (it was altered or truncated).
     """
+    if path is not None and not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a str or a path, got {type(path).__name__} {path!r}")
     path = DATA_DIR / "digits.npz" if path is None else Path(path)
     if not path.is_file():
         raise FileNotFoundError(

@@ -14,6 +14,8 @@ import random
 import numpy as np
 import torch
 
+from .validate import integer
+
 __all__ = ["get_device", "set_seed"]
 
 _KNOWN = ("cpu", "cuda", "mps")
@@ -41,6 +43,8 @@ def get_device(prefer: str | None = None) -> torch.device:
     An explicitly requested device that is not available raises ``RuntimeError`` rather than silently
     falling back, so that a run you believe is on the GPU really is.
     """
+    if prefer is not None and not isinstance(prefer, str):
+        raise TypeError(f"prefer must be a str such as 'cpu' or 'cuda:0', got {type(prefer).__name__} {prefer!r}")
     choice = prefer if prefer is not None else os.environ.get("COURSE_DEVICE", "").strip() or None
     if choice is None:
         for kind in ("cuda", "mps"):
@@ -48,13 +52,15 @@ def get_device(prefer: str | None = None) -> torch.device:
                 return torch.device(kind)
         return torch.device("cpu")
 
+    source = "prefer" if prefer is not None else "COURSE_DEVICE"
     try:
         device = torch.device(choice)
     except RuntimeError as err:
-        raise ValueError(f"unknown device {choice!r}; expected one of {', '.join(_KNOWN)} (e.g. 'cuda:0')") from err
+        raise ValueError(
+            f"{source}={choice!r} is an unknown device; expected one of {', '.join(_KNOWN)} (e.g. 'cuda:0')"
+        ) from err
     if device.type not in _KNOWN:
-        raise ValueError(f"unknown device {choice!r}; expected one of {', '.join(_KNOWN)}")
-    source = "prefer" if prefer is not None else "COURSE_DEVICE"
+        raise ValueError(f"{source}={choice!r} is an unknown device; expected one of {', '.join(_KNOWN)}")
     if not _available(device.type):
         raise RuntimeError(f"{source}={choice!r} was requested but no {device.type} device is available here")
     if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
@@ -70,8 +76,7 @@ def set_seed(seed: int) -> torch.Generator:
     Returns a fresh CPU ``torch.Generator`` seeded with the same value, for code that prefers an explicit
     generator over the global one. This is the only place in ``course_lib`` that touches global seeds.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    integer("seed", seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds CUDA and MPS generators

@@ -5,22 +5,39 @@ Convention used everywhere in the course (the same as ``torch.nn.functional.scal
 
 Shape legend: ``B`` batch, ``L`` query length, ``S`` key length, ``N`` sequence length when L = S.
 A mask of shape ``(L, S)`` broadcasts over batch and head dimensions.
+
+Besides the masks of everyday use (causal, padding, a sliding window) it holds the sparse patterns of Longformer
+and BigBird, and :func:`mask_receptive_field`, which follows a mask through several layers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor
 
-from .validate import integer
+from .validate import integer, shape_of
 
-__all__ = ["causal_mask", "padding_mask", "window_mask"]
+__all__ = [
+    "bigbird_mask",
+    "causal_mask",
+    "longformer_mask",
+    "mask_receptive_field",
+    "padding_mask",
+    "window_mask",
+]
 
 
-def causal_mask(n: int, *, device: torch.device | str | None = None) -> Tensor:
-    """Lower-triangular mask ``(N, N)``: query ``i`` may attend to keys ``j <= i`` (the past and itself)."""
+def causal_mask(n: int, *, num_keys: int | None = None, device: torch.device | str | None = None) -> Tensor:
+    """Lower-triangular mask ``(N, S)``: query ``i`` may attend to keys ``j <= i`` (the past and itself).
+
+    ``S = num_keys`` (default ``N``); for ``S != N`` the triangle is aligned top-left, as
+    ``torch.nn.functional.scaled_dot_product_attention(..., is_causal=True)`` aligns it.
+    """
     integer("n", n, minimum=0)
-    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+    num_keys = n if num_keys is None else integer("num_keys", num_keys, minimum=0)
+    return torch.ones(n, num_keys, dtype=torch.bool, device=device).tril()
 
 
 def padding_mask(lengths: Tensor | list[int], max_len: int) -> Tensor:
@@ -57,3 +74,82 @@ def window_mask(n: int, window: int, causal: bool = False, *, device: torch.devi
     if causal:
         return (offset >= 0) & (offset <= window)
     return offset.abs() <= window
+
+
+# ---------------------------------------------------------------------------------------------- sparse patterns
+# Longformer and BigBird as boolean masks: for pictures and for following information through layers, not for speed.
+
+
+def _global_index(n: int, global_tokens: int | Sequence[int], device) -> Tensor:
+    if isinstance(global_tokens, int):  # the first g tokens (a bool is refused by `integer`)
+        integer("global_tokens", global_tokens, minimum=0)
+        if global_tokens > n:
+            raise ValueError(f"global_tokens={global_tokens} is more than the n={n} tokens")
+        return torch.arange(global_tokens, device=device)
+    index = torch.as_tensor(list(global_tokens), dtype=torch.long, device=device)
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= n):
+        raise ValueError(f"global token positions must lie in [0, n={n}), got {index.tolist()}")
+    return index
+
+
+def longformer_mask(
+    n: int, window: int, global_tokens: int | Sequence[int] = 1, *, device: torch.device | str | None = None
+) -> Tensor:
+    """Longformer's pattern ``(N, N)``: a sliding window plus a few *global* tokens.
+
+    Query ``i`` may attend to key ``j`` iff ``|i - j| <= window``, or ``i`` is global (it sees everything), or
+    ``j`` is global (everyone sees it). ``global_tokens`` is a count ``g`` (the first ``g`` positions, e.g. a
+    ``[CLS]`` token) or a list of positions. Beltagy, Peters and Cohan (2020).
+    """
+    mask = window_mask(n, window, device=device)  # validates n and window
+    index = _global_index(n, global_tokens, mask.device)
+    mask[index, :] = True  # global queries see every key
+    mask[:, index] = True  # every query sees the global keys
+    return mask
+
+
+def bigbird_mask(
+    n: int,
+    window: int,
+    global_tokens: int | Sequence[int] = 1,
+    num_random: int = 2,
+    *,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """BigBird's pattern ``(N, N)``: Longformer's window and global tokens plus ``num_random`` random keys per query.
+
+    The random keys of each query are drawn (with a ``torch.Generator`` seeded by ``seed``) among the keys its
+    window and the global tokens do not already give it, so each query gains exactly ``num_random`` keys (fewer
+    only when fewer remain). Zaheer et al. (2020) draw random *blocks* of keys for speed; this token-level
+    version shows the same pattern at a glance.
+    """
+    integer("num_random", num_random, minimum=0)
+    mask = longformer_mask(n, window, global_tokens, device="cpu")
+    if num_random and n:
+        g = torch.Generator().manual_seed(seed)
+        draw = torch.rand(n, n, generator=g).masked_fill(mask, -1.0)  # keys already visible never win
+        value, index = draw.topk(min(num_random, n), dim=-1)  # (N, r)
+        rows = torch.arange(n)[:, None].expand_as(index)
+        mask[rows[value >= 0], index[value >= 0]] = True
+    return mask.to(device) if device is not None else mask
+
+
+def mask_receptive_field(mask: Tensor, num_layers: int) -> Tensor:
+    """Which inputs can reach which outputs through ``num_layers`` stacked attention layers with pattern ``mask``.
+
+    Returns a boolean ``(N, N)`` matrix ``R`` with ``R[i, j]`` True iff output ``i`` of the last layer depends
+    (through some chain of allowed query→key links) on input ``j``: ``R_0 = I`` and ``R_{l+1} = mask ∘ R_l``
+    (a boolean matrix product). With ``window_mask(n, w)`` the field after ``l`` layers is the band of half-width
+    ``l * w``: it grows linearly with depth.
+    """
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a boolean torch.Tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
+    if mask.dim() != 2 or mask.shape[0] != mask.shape[1]:
+        raise ValueError(f"mask must be square (N, N), got shape {shape_of(mask)}")
+    integer("num_layers", num_layers, minimum=0)
+    step = mask.to(torch.float32)
+    reach = torch.eye(mask.shape[0], dtype=torch.float32, device=mask.device)
+    for _ in range(num_layers):
+        reach = (torch.matmul(step, reach) > 0).to(torch.float32)  # i reaches j if some allowed key of i does
+    return reach.to(torch.bool)

@@ -30,16 +30,11 @@ from torch import Tensor, nn
 
 from .attention import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
-from .validate import integer
+from .validate import integer, probability
 
 __all__ = ["TransformerEncoderBlock", "TransformerEncoder", "SequenceClassifier", "BagOfEmbeddings"]
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
-
-
-def _check_dropout(p: object) -> None:
-    if not isinstance(p, int | float) or isinstance(p, bool) or not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {p!r}")
 
 
 def _activation_name(activation: object) -> str:
@@ -86,7 +81,7 @@ class TransformerEncoderBlock(nn.Module):
         d_ff = 4 * d_model if d_ff is None else d_ff
         for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_ff", d_ff)):
             integer(name, value, minimum=1)
-        _check_dropout(dropout)
+        probability("dropout", dropout)
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
@@ -334,7 +329,14 @@ class BagOfEmbeddings(nn.Module):
 
     def __init__(self, vocab_size: int, num_classes: int, d_model: int = 32, hidden: int = 64, pad_index: int = 0):
         super().__init__()
-        self.pad_index = pad_index
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("num_classes", num_classes),
+            ("d_model", d_model),
+            ("hidden", hidden),
+        ):
+            integer(name, value, minimum=1)
+        self.pad_index = integer("pad_index", pad_index, minimum=0)
         self.embedding = nn.Embedding(vocab_size, d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, num_classes))
 

@@ -23,7 +23,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import integer
+from .validate import integer, number
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -35,18 +35,12 @@ __all__ = [
 ]
 
 
-def _check_base(base: object) -> float:
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 0 or not math.isfinite(base):
-        raise ValueError(f"base must be a positive finite number, got {base!r}")
-    return float(base)
-
-
 def sinusoidal_frequencies(
     d_model: int, base: float = 10000.0, *, device: torch.device | str | None = None, dtype: torch.dtype | None = None
 ) -> Tensor:
     r"""Angular frequencies ``(ceil(D/2),)``: :math:`\omega_i = \text{base}^{-2i/D}`, from 1 down towards ``1/base``."""
     integer("d_model", d_model, minimum=1)
-    base = _check_base(base)
+    base = number("base", base, minimum=0, strict_minimum=True)
     dtype = torch.float32 if dtype is None else dtype
     two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)  # 0, 2, 4, ...
     return torch.exp(-math.log(base) * two_i / d_model).to(dtype)

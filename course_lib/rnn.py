@@ -18,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import integer
+from .validate import integer, shape_of, tensor
 
 __all__ = [
     "VanillaRNN",
@@ -102,8 +102,9 @@ class VanillaRNN(nn.Module):
         return _ACTIVATIONS[self.nonlinearity](pre)
 
     def _initial_state(self, x: Tensor, h0: Tensor | None) -> Tensor:
-        if x.dim() != 3 or x.shape[-1] != self.input_size:
-            raise ValueError(f"x must have shape (B, L, I={self.input_size}), got {tuple(x.shape)}")
+        _check_sequence(x, self.input_size)
+        if h0 is not None:
+            tensor("h0", h0)
         batch = x.shape[0]
         if h0 is None:
             return x.new_zeros(batch, self.hidden_size)
@@ -138,6 +139,14 @@ class VanillaRNN(nn.Module):
         return f"{self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r}{bias}"
 
 
+def _check_sequence(x: object, input_size: int | None = None) -> None:
+    """``x`` must be a floating tensor ``(B, L, I)`` (with ``I = input_size`` when given)."""
+    tensor("x", x, floating=True)
+    if x.dim() != 3 or (input_size is not None and x.shape[-1] != input_size):
+        width = "I" if input_size is None else f"I={input_size}"
+        raise ValueError(f"x must have shape (B, L, {width}), got {shape_of(x)}")
+
+
 def _as_vanilla(rnn: VanillaRNN | nn.RNN) -> VanillaRNN:
     if isinstance(rnn, VanillaRNN):
         return rnn
@@ -157,6 +166,7 @@ def hidden_jacobians(rnn: VanillaRNN | nn.RNN, x: Tensor, h0: Tensor | None = No
     backward pass yields all ``H`` rows (copies do not interact).
     """
     rnn = _as_vanilla(rnn)
+    _check_sequence(x, rnn.input_size)
     hidden = rnn.hidden_size
     batch, length = x.shape[0], x.shape[1]
     h_init = rnn._initial_state(x, h0)
@@ -190,8 +200,7 @@ def input_gradient_norms(model: nn.Module, x: Tensor, *, ord: int | str = 2) -> 
     states differ in kind (an LSTM also carries a cell state) on the same footing: how much the last output
     depends on the input ``k`` steps back. Same replication trick as :func:`hidden_jacobians`.
     """
-    if not isinstance(x, Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor (B, L, I), got {tuple(x.shape) if isinstance(x, Tensor) else x!r}")
+    _check_sequence(x)
     batch, length = x.shape[0], x.shape[1]
     # cuDNN's recurrent kernels refuse to back-propagate in eval mode; the plain kernels compute the same thing.
     with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):
@@ -218,9 +227,7 @@ def _check_lstm(lstm: nn.LSTM, x: Tensor) -> None:
             f"num_layers={lstm.num_layers}, bidirectional={lstm.bidirectional}, proj_size={lstm.proj_size}, "
             f"batch_first={lstm.batch_first}"
         )
-    if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != lstm.input_size:
-        shape = tuple(x.shape) if isinstance(x, Tensor) else x
-        raise ValueError(f"x must be a tensor (B, L, I={lstm.input_size}), got {shape!r}")
+    _check_sequence(x, lstm.input_size)
 
 
 def _lstm_unrolled(lstm: nn.LSTM, x: Tensor, c0: Tensor) -> tuple[list[dict[str, Tensor]], list[Tensor]]:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 import torch
 from torch import Tensor
 
+from .validate import integer, number, shape_of, tensor
+
 __all__ = [
     "Vocab",
     "build_vocab",
@@ -62,6 +64,8 @@ class Vocab:
             duplicates = sorted({t for t in itos if itos.count(t) > 1})
             raise ValueError(f"a vocabulary cannot list a token twice, got duplicates {duplicates}")
         for name, special in (("unk_token", unk_token), ("pad_token", pad_token)):
+            if special is not None and not isinstance(special, str):
+                raise TypeError(f"{name} must be a str or None, got {type(special).__name__} {special!r}")
             if special is not None and special not in itos:
                 raise ValueError(f"{name}={special!r} is not in the vocabulary")
         self.itos = itos
@@ -139,8 +143,7 @@ def build_vocab(
     The other tokens follow by decreasing frequency; ties keep the order of first appearance, so the same corpus
     always gives the same indices.
     """
-    if isinstance(min_freq, bool) or not isinstance(min_freq, int) or min_freq < 1:
-        raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
+    integer("min_freq", min_freq, minimum=1)
     if isinstance(tokens, str):
         flat = tokenize(tokens)
     else:
@@ -174,8 +177,7 @@ def one_hot(indices: Tensor, num_classes: int, *, dtype: torch.dtype = torch.flo
         raise TypeError(f"indices must be a torch.Tensor, got {type(indices).__name__}")
     if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == torch.bool:
         raise TypeError(f"indices must hold integers, got dtype {indices.dtype}")
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes <= 0:
-        raise ValueError(f"num_classes must be a positive int, got {num_classes!r}")
+    integer("num_classes", num_classes, minimum=1)
     if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= num_classes):
         raise ValueError(
             f"indices must lie in [0, num_classes={num_classes}), got values from {int(indices.min())} "
@@ -195,10 +197,9 @@ def pad_sequences(sequences: Sequence[Tensor], padding_value: int | float = 0) -
     if len(sequences) == 0:
         raise ValueError("sequences is empty: nothing to pad")
     for i, s in enumerate(sequences):
-        if not isinstance(s, Tensor) or s.dim() != 1:
-            raise ValueError(
-                f"sequences[{i}] must be a 1-D tensor, got {tuple(s.shape) if isinstance(s, Tensor) else s!r}"
-            )
+        tensor(f"sequences[{i}]", s)
+        if s.dim() != 1:
+            raise ValueError(f"sequences[{i}] must be a 1-D tensor, got shape {shape_of(s)}")
     first = sequences[0]
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
     padded = torch.full((len(sequences), int(lengths.max())), padding_value, dtype=first.dtype, device=first.device)
@@ -208,8 +209,7 @@ def pad_sequences(sequences: Sequence[Tensor], padding_value: int | float = 0) -
 
 
 def _samples(name: str, ms: float, sample_rate: int) -> int:
-    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0:
-        raise ValueError(f"{name} must be a positive number of milliseconds, got {ms!r}")
+    number(name, ms, minimum=0, strict_minimum=True)  # milliseconds
     n = round(sample_rate * ms / 1000)
     if n < 1:
         raise ValueError(f"{name}={ms} ms is shorter than one sample at sample_rate={sample_rate} Hz")
@@ -219,10 +219,9 @@ def _samples(name: str, ms: float, sample_rate: int) -> int:
 def num_frames(num_samples: int, frame_len: int, hop_len: int) -> int:
     """How many whole frames of ``frame_len`` samples, started every ``hop_len`` samples, fit in ``num_samples``:
     ``1 + (num_samples - frame_len) // hop_len`` (0 if not even one fits). No padding at either end."""
-    for name, v, least in (("num_samples", num_samples, 0), ("frame_len", frame_len, 1), ("hop_len", hop_len, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < least:
-            kind = "non-negative" if least == 0 else "positive"
-            raise ValueError(f"{name} must be a {kind} int, got {v!r}")
+    integer("num_samples", num_samples, minimum=0)
+    integer("frame_len", frame_len, minimum=1)
+    integer("hop_len", hop_len, minimum=1)
     if num_samples < frame_len:
         return 0
     return 1 + (num_samples - frame_len) // hop_len
@@ -240,8 +239,7 @@ def frame_signal(signal: Tensor, sample_rate: int, frame_ms: float = 25, hop_ms:
         raise TypeError(f"signal must be a torch.Tensor, got {type(signal).__name__}")
     if signal.dim() < 1:
         raise ValueError("signal must have at least one dimension (..., T), got a 0-d tensor")
-    if isinstance(sample_rate, bool) or not isinstance(sample_rate, int) or sample_rate <= 0:
-        raise ValueError(f"sample_rate must be a positive int (samples per second), got {sample_rate!r}")
+    integer("sample_rate", sample_rate, minimum=1)  # samples per second
     frame_len = _samples("frame_ms", frame_ms, sample_rate)
     hop_len = _samples("hop_ms", hop_ms, sample_rate)
     total = signal.shape[-1]
@@ -261,10 +259,10 @@ def concat_window(x: Tensor, radius: int) -> Tensor:
     ``x[:, i - radius + j]``. This is the classic way to give a per-position classifier some context, and its
     limit: it sees exactly ``2 * radius + 1`` positions, however long the sequence.
     """
-    if not isinstance(x, Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor (B, L, D), got {tuple(x.shape) if isinstance(x, Tensor) else x!r}")
-    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
-        raise ValueError(f"radius must be an int >= 0, got {radius!r}")
+    tensor("x", x)
+    if x.dim() != 3:
+        raise ValueError(f"x must be a tensor (B, L, D), got shape {shape_of(x)}")
+    integer("radius", radius, minimum=0)
     length = x.shape[1]
     padded = torch.nn.functional.pad(x, (0, 0, radius, radius))  # (B, L + 2r, D)
     blocks = [padded[:, j : j + length] for j in range(2 * radius + 1)]  # each (B, L, D)

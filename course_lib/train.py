@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.std import tqdm
 
-from .validate import integer
+from .validate import integer, tensor
 
 __all__ = ["History", "accuracy", "cross_entropy", "evaluate", "fit", "progress_bar"]
 
@@ -82,6 +82,8 @@ def cross_entropy(outputs: Tensor, targets: Tensor) -> Tensor:
     Works for one label per sequence (``(B, C)`` / ``(B,)``) and one label per element (``(B, L, C)`` /
     ``(B, L)``) alike. Targets equal to ``-100`` are ignored (PyTorch's ``ignore_index``), e.g. padding.
     """
+    tensor("outputs", outputs, min_dim=1, floating=True)
+    tensor("targets", targets)
     if outputs.shape[:-1] != targets.shape:
         raise ValueError(
             f"outputs must have shape (..., C) with ... = targets' shape: got outputs {tuple(outputs.shape)} "
@@ -95,6 +97,8 @@ def accuracy(logits: Tensor, targets: Tensor) -> float:
 
     Targets equal to ``-100`` are not counted (as in :func:`cross_entropy`). Returns a Python float in [0, 1].
     """
+    tensor("logits", logits, min_dim=1)
+    tensor("targets", targets)
     if logits.shape[:-1] != targets.shape:
         raise ValueError(
             f"logits must have shape (..., C) with ... = targets' shape: got logits {tuple(logits.shape)} "

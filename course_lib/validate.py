@@ -25,7 +25,18 @@ from collections.abc import Collection
 import torch
 from torch import Tensor
 
-__all__ = ["HALF_DTYPES", "choice", "compute_dtype", "integer", "number", "probability", "shape_of", "tensor"]
+__all__ = [
+    "HALF_DTYPES",
+    "attention_inputs",
+    "choice",
+    "compute_dtype",
+    "integer",
+    "number",
+    "probability",
+    "same_length",
+    "shape_of",
+    "tensor",
+]
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -105,3 +116,52 @@ def tensor(name: str, value: object, *, min_dim: int = 0, floating: bool = False
         where = f" {layout}" if layout else ""
         raise ValueError(f"{name} must have at least {min_dim} dimensions{where}, got shape {shape_of(value)}")
     return value
+
+
+def attention_inputs(q: object, k: object, v: object | None = None) -> tuple[int, ...]:
+    """Check ``q (..., L, Dk)``, ``k (..., S, Dk)`` and, if given, ``v (..., S, Dv)``; return the broadcast batch.
+
+    TypeError for a non-tensor, a non-floating or a mismatched dtype; ValueError for too few dimensions, a ``Dk``
+    or ``S`` that disagree, or batch dimensions that do not broadcast. The one check of every attention function.
+    """
+    for name, t in (("q", q), ("k", k)):
+        tensor(name, t, min_dim=2, floating=True, layout="(..., length, width)")
+    if q.dtype != k.dtype:
+        raise TypeError(f"q and k must have the same dtype, got q {q.dtype} and k {k.dtype}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must have the same last dimension d_k: q has shape {shape_of(q)} (d_k={q.shape[-1]}) "
+            f"but k has shape {shape_of(k)} (d_k={k.shape[-1]})"
+        )
+    if v is None:
+        try:
+            return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]))
+        except RuntimeError:
+            raise ValueError(
+                f"the batch dimensions of q and k do not broadcast: q has shape {shape_of(q)}, "
+                f"k has shape {shape_of(k)}"
+            ) from None
+    tensor("v", v, min_dim=2, floating=True, layout="(..., length, width)")
+    if v.dtype != q.dtype:
+        raise TypeError(f"v must have the same dtype as q, got q {q.dtype} and v {v.dtype}")
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same length S: k has shape {shape_of(k)} (S={k.shape[-2]}) "
+            f"but v has shape {shape_of(v)} (S={v.shape[-2]})"
+        )
+    try:
+        return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    except RuntimeError:
+        raise ValueError(
+            f"the batch dimensions of q, k and v do not broadcast: q {shape_of(q)}, k {shape_of(k)}, v {shape_of(v)}"
+        ) from None
+
+
+def same_length(q: Tensor, k: Tensor, what: str) -> int:
+    """``L`` when ``q (..., L, Dk)`` and ``k (..., S, Dk)`` have ``L = S``; else a ValueError: ``what`` needs it."""
+    if q.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"{what} needs as many queries as keys (L = S): q has shape {shape_of(q)} (L={q.shape[-2]}) "
+            f"but k has shape {shape_of(k)} (S={k.shape[-2]})"
+        )
+    return q.shape[-2]

@@ -169,6 +169,16 @@ def test_float16_scores_that_overflow_float16_stay_finite(device):
     torch.testing.assert_close(out.float(), expected)
 
 
+def test_attention_weights_computes_float16_scores_in_float32(device):
+    # attention_weights is public and upcasts on its own (not only when called by scaled_dot_product_attention):
+    # q.k = 64 * 40 * 40 = 102400 overflows float16, yet the weights are finite and uniform.
+    q = torch.full((1, 2, 64), 40.0, dtype=torch.float16, device=device)
+    k = torch.full((1, 3, 64), 40.0, dtype=torch.float16, device=device)
+    w = attention_weights(q, k, scale=1.0)
+    assert w.dtype == torch.float16
+    torch.testing.assert_close(w.float(), torch.full((1, 2, 3), 1 / 3, device=device), atol=1e-3, rtol=0)
+
+
 def test_float64_stays_float64():
     q, k, v, _ = make_qkv(1, 3, 3, 4, 4, torch.float64, "cpu")
     out, w = scaled_dot_product_attention(q, k, v, return_weights=True)

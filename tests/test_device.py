@@ -25,7 +25,7 @@ def test_automatic_choice_is_an_available_device(monkeypatch):
 
 def test_unknown_device_is_a_value_error(monkeypatch):
     monkeypatch.setenv("COURSE_DEVICE", "tpu")
-    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+    with pytest.raises(ValueError, match="'tpu' is an unknown device"):
         get_device()
 
 

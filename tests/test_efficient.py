@@ -13,18 +13,18 @@ from torch.utils._pytree import tree_flatten
 
 import course_lib as cl
 from course_lib.efficient import (
-    bigbird_mask,
     chunked_attention,
     chunked_attention_reference,
+    sliding_window_attention,
+    sliding_window_attention_reference,
+)
+from course_lib.linear import (
     elu_feature_map,
     linear_attention,
     linear_attention_reference,
     linear_attention_weights,
-    longformer_mask,
-    mask_receptive_field,
-    sliding_window_attention,
-    sliding_window_attention_reference,
 )
+from course_lib.masks import bigbird_mask, longformer_mask, mask_receptive_field
 
 
 def qkv(*shape_q, s=None, dv=None, dtype=torch.float64, device="cpu", seed=0):
@@ -124,6 +124,21 @@ def test_sliding_window_gradients_match_reference():
         ref = torch.autograd.grad(sliding_window_attention_reference(q, k, v, 5, causal).square().sum(), (q, k, v))
         for a, b in zip(ours, ref):
             torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("block_size", [7, 12, 29])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sliding_window_gradients_with_blocks_larger_than_the_window(block_size, causal):
+    # Blocks wider than the window hold whole rows of keys outside it; masking them with -inf instead of a large
+    # finite number gives NaN gradients there (a bug that the default block size, = window, does not show).
+    q, k, v = (t.requires_grad_() for t in qkv(2, 29, 6, dv=4))
+    ours = torch.autograd.grad(
+        sliding_window_attention(q, k, v, 3, causal, block_size=block_size).square().sum(), (q, k, v)
+    )
+    ref = torch.autograd.grad(sliding_window_attention_reference(q, k, v, 3, causal).square().sum(), (q, k, v))
+    for a, b in zip(ours, ref):
+        assert torch.isfinite(a).all()
+        torch.testing.assert_close(a, b)
 
 
 @pytest.mark.parametrize(
@@ -404,8 +419,13 @@ def test_receptive_field_bad_input():
 
 
 def test_exported_from_course_lib():
-    for name in ("sliding_window_attention", "chunked_attention", "linear_attention", "longformer_mask"):
-        assert getattr(cl, name) is getattr(cl.efficient, name)
+    for module, name in (
+        (cl.efficient, "sliding_window_attention"),
+        (cl.efficient, "chunked_attention"),
+        (cl.linear, "linear_attention"),
+        (cl.masks, "longformer_mask"),
+    ):
+        assert getattr(cl, name) is getattr(module, name)
 
 
 @pytest.mark.skipif(len(DEVICES) < 2, reason="needs an accelerator to compare against the CPU")

@@ -84,9 +84,9 @@ def test_shift_matrices_compose_and_invert():
 def test_sinusoidal_bad_arguments():
     with pytest.raises(ValueError, match="num_positions must be >= 1"):
         sinusoidal_encoding(0, 4)
-    with pytest.raises(ValueError, match="d_model must be >= 1"):
+    with pytest.raises(TypeError, match="d_model must be an int, got float 2.5"):
         sinusoidal_encoding(4, 2.5)
-    with pytest.raises(ValueError, match="base must be a positive"):
+    with pytest.raises(ValueError, match="base must be > 0"):
         sinusoidal_encoding(4, 4, base=-1.0)
 
 

@@ -176,9 +176,9 @@ def test_num_frames_counts_whole_frames(total, frame_len, hop):
     [
         (lambda: frame_signal(torch.zeros(399), 16000), ValueError, "signal has 399 samples (24.9375 ms at 16000 Hz)"),
         (lambda: frame_signal(torch.zeros(800), 0), ValueError, "sample_rate must be >= 1"),
-        (lambda: frame_signal(torch.zeros(800), 16000.0), ValueError, "sample_rate must be >= 1"),
-        (lambda: frame_signal(torch.zeros(800), 16000, frame_ms=0), ValueError, "frame_ms must be a positive"),
-        (lambda: frame_signal(torch.zeros(800), 16000, hop_ms=-10), ValueError, "hop_ms must be a positive"),
+        (lambda: frame_signal(torch.zeros(800), 16000.0), TypeError, "sample_rate must be an int, got float 16000.0"),
+        (lambda: frame_signal(torch.zeros(800), 16000, frame_ms=0), ValueError, "frame_ms must be > 0"),
+        (lambda: frame_signal(torch.zeros(800), 16000, hop_ms=-10), ValueError, "hop_ms must be > 0"),
         (lambda: frame_signal(torch.zeros(800), 16000, hop_ms=0.01), ValueError, "shorter than one sample"),
         (lambda: frame_signal(torch.tensor(1.0), 16000), ValueError, "at least one dimension"),
         (lambda: frame_signal([0.0] * 800, 16000), TypeError, "signal must be a torch.Tensor"),
@@ -211,6 +211,8 @@ def test_concat_window_errors():
         concat_window(torch.zeros(5, 3), 1)
     with pytest.raises(ValueError, match="radius must be >= 0"):
         concat_window(torch.zeros(1, 5, 3), -1)
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got list"):
+        concat_window([[[0.0]]], 1)
 
 
 # ---------------------------------------------------------------- padding

@@ -197,7 +197,7 @@ def test_fit_draws_a_text_bar_even_where_tqdm_auto_would_draw_a_widget():
         ({"train_data": (torch.zeros(0, 4), torch.zeros(0))}, ValueError, "no examples"),
         ({"train_data": (torch.zeros(3, 4), [0, 1, 2])}, TypeError, r"train_data\[1\] must be a torch.Tensor"),
         ({"epochs": 0}, ValueError, "epochs must be >= 1"),
-        ({"batch_size": 2.5}, ValueError, "batch_size must be >= 1"),
+        ({"batch_size": 2.5}, TypeError, "batch_size must be an int, got float 2.5"),
         ({"eval_data": (torch.zeros(2, 4),)}, TypeError, "eval_data must be a tuple"),
         ({"eval_data": (torch.zeros(2, 4), torch.zeros(2, dtype=torch.long))}, ValueError, "metric is None"),
     ],

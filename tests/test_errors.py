@@ -1,0 +1,239 @@
+"""The package's one rule for bad arguments, for every public name: a TypeError for a wrong type, a ValueError for a
+wrong value, and a message that names the argument (course_lib/validate.py)."""
+
+import pytest
+import torch
+from torch import nn
+
+import course_lib as cl
+
+X = torch.randn(2, 5, 8)  # (B, L, D)
+Q = torch.randn(2, 5, 4)  # (B, L, Dk)
+
+# name -> (a call with an argument of the wrong type, a call with a wrong value, the argument both calls get wrong)
+CASES = {
+    "BagOfEmbeddings": (lambda: cl.BagOfEmbeddings(10, 2.0), lambda: cl.BagOfEmbeddings(10, 0), "num_classes"),
+    "LearnedPositionalEmbedding": (
+        lambda: cl.LearnedPositionalEmbedding("8", 4),
+        lambda: cl.LearnedPositionalEmbedding(0, 4),
+        "max_len",
+    ),
+    "MultiHeadAttention": (lambda: cl.MultiHeadAttention(8, 2.0), lambda: cl.MultiHeadAttention(8, 0), "num_heads"),
+    "PatchEmbedding": (lambda: cl.PatchEmbedding(1, 2.0, 8), lambda: cl.PatchEmbedding(1, 0, 8), "patch_size"),
+    "SelfAttention": (lambda: cl.SelfAttention(8.0), lambda: cl.SelfAttention(-8), "d_model"),
+    "SequenceClassifier": (
+        lambda: cl.SequenceClassifier(10, 2, dropout="0.1"),
+        lambda: cl.SequenceClassifier(10, 2, dropout=1.5),
+        "dropout",
+    ),
+    "TinyCNN": (lambda: cl.TinyCNN(width=1.5), lambda: cl.TinyCNN(width=0), "width"),
+    "TinyViT": (lambda: cl.TinyViT(depth=None), lambda: cl.TinyViT(depth=0), "depth"),
+    "TransformerEncoder": (
+        lambda: cl.TransformerEncoder(8, 2, num_layers=1.0),
+        lambda: cl.TransformerEncoder(8, 2, num_layers=0),
+        "num_layers",
+    ),
+    "TransformerEncoderBlock": (
+        lambda: cl.TransformerEncoderBlock(8, 2, d_ff=3.5),
+        lambda: cl.TransformerEncoderBlock(8, 2, d_ff=0),
+        "d_ff",
+    ),
+    "VanillaRNN": (lambda: cl.VanillaRNN(4, True), lambda: cl.VanillaRNN(4, 0), "hidden_size"),
+    "ViTBlock": (lambda: cl.ViTBlock(8, 2, mlp_ratio=1.5), lambda: cl.ViTBlock(8, 2, mlp_ratio=0), "mlp_ratio"),
+    "Vocab": (lambda: cl.Vocab(["a"], unk_token=1), lambda: cl.Vocab(["a", "a"], unk_token=None), "token"),
+    "accuracy": (lambda: cl.accuracy([1.0], torch.zeros(1)), lambda: cl.accuracy(X, torch.zeros(3)), "logits"),
+    "apply_rope": (lambda: cl.apply_rope(X.tolist()), lambda: cl.apply_rope(torch.randn(2, 5, 7)), "x"),
+    "associative_recall": (
+        lambda: cl.associative_recall(10, 2, num_keys="32"),
+        lambda: cl.associative_recall(10, 2, num_keys=0),
+        "num_keys",
+    ),
+    "attention_weights": (
+        lambda: cl.attention_weights(Q, Q.tolist()),
+        lambda: cl.attention_weights(Q, Q[..., :3]),
+        "k",
+    ),
+    "bigbird_mask": (
+        lambda: cl.bigbird_mask(8, 1, num_random=1.0),
+        lambda: cl.bigbird_mask(8, 1, num_random=-1),
+        "num_random",
+    ),
+    "build_vocab": (lambda: cl.build_vocab("a b", min_freq=1.5), lambda: cl.build_vocab("a b", min_freq=0), "min_freq"),
+    "causal_mask": (lambda: cl.causal_mask(4.0), lambda: cl.causal_mask(-1), "n"),
+    "cell_jacobian_norms": (
+        lambda: cl.cell_jacobian_norms(nn.RNN(3, 4), torch.randn(1, 5, 3)),
+        lambda: cl.cell_jacobian_norms(nn.LSTM(3, 4, batch_first=False), torch.randn(1, 5, 3)),
+        "lstm",
+    ),
+    "check_close": (lambda: cl.check_close(X, X, atol="0"), lambda: cl.check_close(X, X, atol=-1.0), "atol"),
+    "check_function": (
+        lambda: cl.check_function(torch.relu, torch.relu, lambda g: (X,), trials=2.0),
+        lambda: cl.check_function(torch.relu, torch.relu, lambda g: (X,), trials=0),
+        "trials",
+    ),
+    "chunked_attention": (
+        lambda: cl.chunked_attention(Q, Q, Q, chunk_size=2.5),
+        lambda: cl.chunked_attention(Q, Q, Q, chunk_size=0),
+        "chunk_size",
+    ),
+    "concat_window": (lambda: cl.concat_window(X, 1.0), lambda: cl.concat_window(X, -1), "radius"),
+    "conv_as_attention": (
+        lambda: cl.conv_as_attention(torch.randn(1, 3, 5, 5), nn.Conv2d(3, 2, 3, padding=1), alpha="1"),
+        lambda: cl.conv_as_attention(torch.randn(1, 3, 5, 5), nn.Conv2d(3, 2, 3, padding=1), alpha=0.0),
+        "alpha",
+    ),
+    "cross_entropy": (
+        lambda: cl.cross_entropy([0.0], torch.zeros(1)),
+        lambda: cl.cross_entropy(X, torch.zeros(7)),
+        "outputs",
+    ),
+    "evaluate": (
+        lambda: cl.evaluate(nn.Identity(), (X, X), cl.accuracy, batch_size=1.5),
+        lambda: cl.evaluate(nn.Identity(), (X, X), cl.accuracy, batch_size=0),
+        "batch_size",
+    ),
+    "explain_difference": (
+        lambda: cl.explain_difference(X, X, rtol=None),
+        lambda: cl.explain_difference(X, X, rtol=-1e-4),
+        "rtol",
+    ),
+    "fit": (
+        lambda: cl.fit(nn.Identity(), (X, X), epochs=1.0),
+        lambda: cl.fit(nn.Identity(), (X, X), epochs=0),
+        "epochs",
+    ),
+    "frame_signal": (
+        lambda: cl.frame_signal(torch.zeros(800), 16000.0),
+        lambda: cl.frame_signal(torch.zeros(800), 0),
+        "sample_rate",
+    ),
+    "get_device": (lambda: cl.get_device(3), lambda: cl.get_device("abacus"), "prefer"),
+    "gradient_norms_through_time": (
+        lambda: cl.gradient_norms_through_time(nn.RNN(3, 4), [[0.0]]),
+        lambda: cl.gradient_norms_through_time(nn.RNN(3, 4, batch_first=True), torch.randn(1, 5, 2)),
+        "x",
+    ),
+    "hidden_jacobians": (
+        lambda: cl.hidden_jacobians(nn.RNN(3, 4), [[0.0]]),
+        lambda: cl.hidden_jacobians(nn.RNN(3, 4, batch_first=True), torch.randn(1, 5, 2)),
+        "x",
+    ),
+    "input_gradient_norms": (
+        lambda: cl.input_gradient_norms(nn.Identity(), [[0.0]]),
+        lambda: cl.input_gradient_norms(nn.Identity(), torch.randn(4)),
+        "x",
+    ),
+    "kernel_shifts": (lambda: cl.kernel_shifts(3.0), lambda: cl.kernel_shifts(4), "kernel_size"),
+    "linear_attention": (
+        lambda: cl.linear_attention(Q, Q, Q, chunk_size=2.5),
+        lambda: cl.linear_attention(Q, Q, Q, chunk_size=0),
+        "chunk_size",
+    ),
+    "linear_attention_weights": (
+        lambda: cl.linear_attention_weights(Q, Q, eps="1e-6"),
+        lambda: cl.linear_attention_weights(Q, Q, eps=-1.0),
+        "eps",
+    ),
+    "load_digits": (lambda: cl.load_digits(3), None, "path"),  # a missing file is a FileNotFoundError
+    "longformer_mask": (lambda: cl.longformer_mask(8, 1.0), lambda: cl.longformer_mask(8, -1), "window"),
+    "lstm_gates": (
+        lambda: cl.lstm_gates(nn.RNN(3, 4), torch.randn(1, 5, 3)),
+        lambda: cl.lstm_gates(nn.LSTM(3, 4, num_layers=2, batch_first=True), torch.randn(1, 5, 3)),
+        "lstm",
+    ),
+    "mask_receptive_field": (
+        lambda: cl.mask_receptive_field(cl.causal_mask(4), 1.0),
+        lambda: cl.mask_receptive_field(cl.causal_mask(4), -1),
+        "num_layers",
+    ),
+    "merge_heads": (lambda: cl.merge_heads(X.tolist()), lambda: cl.merge_heads(X), "x"),
+    "num_frames": (lambda: cl.num_frames(10, 2.0, 1), lambda: cl.num_frames(10, 0, 1), "frame_len"),
+    "one_hot": (
+        lambda: cl.one_hot(torch.zeros(2, dtype=torch.long), 2.0),
+        lambda: cl.one_hot(torch.zeros(2, dtype=torch.long), 0),
+        "num_classes",
+    ),
+    "pad_sequences": (lambda: cl.pad_sequences([[1, 2]]), lambda: cl.pad_sequences([]), "sequences"),
+    "padding_mask": (lambda: cl.padding_mask([2, 3], 4.0), lambda: cl.padding_mask([2, 3], -1), "max_len"),
+    "patchify": (
+        lambda: cl.patchify(torch.zeros(1, 1, 4, 4), 2.0),
+        lambda: cl.patchify(torch.zeros(1, 1, 4, 4), 3),
+        "patch_size",
+    ),
+    "plot_attention": (
+        lambda: cl.plot_attention("weights"),
+        lambda: cl.plot_attention(torch.zeros(2, 2, 2, 2)),
+        "weights",
+    ),
+    "recall_task": (lambda: cl.recall_task(10, 2.0), lambda: cl.recall_task(10, 0), "distance"),
+    "recall_token_names": (lambda: cl.recall_token_names(8.0), lambda: cl.recall_token_names(1), "num_values"),
+    "receptive_field": (
+        lambda: cl.receptive_field(nn.Identity(), (1, 4, 4), (1.0, 1)),
+        lambda: cl.receptive_field(nn.Identity(), (1, 4, 4), (9, 1)),
+        "position",
+    ),
+    "rope_rotation_matrix": (lambda: cl.rope_rotation_matrix(1, 4.0), lambda: cl.rope_rotation_matrix(1, 3), "d_model"),
+    "scaled_dot_product_attention": (
+        lambda: cl.scaled_dot_product_attention(Q, Q, Q.tolist()),
+        lambda: cl.scaled_dot_product_attention(Q, Q, Q[:, :3]),
+        "v",
+    ),
+    "set_seed": (lambda: cl.set_seed(1.5), None, "seed"),  # every int is a seed
+    "shift_attention_weights": (
+        lambda: cl.shift_attention_weights(4, 4, 3.0),
+        lambda: cl.shift_attention_weights(4, 4, 2),
+        "kernel_size",
+    ),
+    "sinusoidal_encoding": (lambda: cl.sinusoidal_encoding(4, 2.5), lambda: cl.sinusoidal_encoding(4, 0), "d_model"),
+    "sinusoidal_frequencies": (
+        lambda: cl.sinusoidal_frequencies(4, base="1e4"),
+        lambda: cl.sinusoidal_frequencies(4, base=0.0),
+        "base",
+    ),
+    "sinusoidal_shift_matrix": (
+        lambda: cl.sinusoidal_shift_matrix(1, 4.0),
+        lambda: cl.sinusoidal_shift_matrix(1, 0),
+        "d_model",
+    ),
+    "skipgram_pairs": (
+        lambda: cl.skipgram_pairs([torch.arange(4)], 1.0),
+        lambda: cl.skipgram_pairs([torch.arange(4)], 0),
+        "window",
+    ),
+    "sliding_window_attention": (
+        lambda: cl.sliding_window_attention(Q, Q, Q, 2.5),
+        lambda: cl.sliding_window_attention(Q, Q, Q, -1),
+        "window",
+    ),
+    "softmax_jacobian": (
+        lambda: cl.softmax_jacobian([0.5, 0.5]),
+        lambda: cl.softmax_jacobian(torch.tensor([2.0, 3.0])),
+        "a",
+    ),
+    "split_heads": (lambda: cl.split_heads(X, 2.0), lambda: cl.split_heads(X, 3), "num_heads"),
+    "tokenize": (lambda: cl.tokenize(3), None, "text"),
+    "toy_corpus": (lambda: cl.toy_corpus(2.0), lambda: cl.toy_corpus(0), "num_sentences"),
+    "unpatchify": (
+        lambda: cl.unpatchify(torch.zeros(1, 4, 4), 2.0, 4, 4),
+        lambda: cl.unpatchify(torch.zeros(1, 4, 4), 0, 4, 4),
+        "patch_size",
+    ),
+    "window_mask": (lambda: cl.window_mask(4, 1.0), lambda: cl.window_mask(4, -1), "window"),
+}
+# Names with no argument to get wrong, or only a data class.
+NO_ARGUMENTS = {"DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar"}
+
+
+def test_every_public_name_is_covered():
+    assert set(cl.__all__) - NO_ARGUMENTS - set(CASES) == set()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_wrong_type_is_a_type_error_and_wrong_value_a_value_error(name):
+    wrong_type, wrong_value, argument = CASES[name]
+    assert argument, "name the argument the calls get wrong"
+    with pytest.raises(TypeError, match=argument):
+        wrong_type()
+    if wrong_value is not None:
+        with pytest.raises(ValueError, match=argument):
+            wrong_value()
