@@ -18,15 +18,8 @@ __version__ = "0.1.0"
 
 # module -> the public names it gives the package (every name is importable as ``from course_lib import name``)
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "attention": (
-        "MultiHeadAttention",
-        "SelfAttention",
-        "attention_weights",
-        "merge_heads",
-        "scaled_dot_product_attention",
-        "softmax_jacobian",
-        "split_heads",
-    ),
+    "attention": ("SelfAttention", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"),
+    "multihead": ("MultiHeadAttention", "merge_heads", "split_heads"),
     "checks": ("check_close", "check_function", "explain_difference"),
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
     "data": (

@@ -10,7 +10,7 @@ One encoder block is two sublayers, each wrapped in a residual connection and a 
 
 with :math:`\operatorname{FFN}(h) = \sigma(h W_1 + b_1) W_2 + b_2` applied to every position separately
 (``sigma`` ReLU or GELU) and dropout on each sublayer's output before it is added to the residual stream.
-The attention is :class:`course_lib.attention.MultiHeadAttention`; with copied weights a block equals
+The attention is :class:`course_lib.multihead.MultiHeadAttention`; with copied weights a block equals
 ``torch.nn.TransformerEncoderLayer(batch_first=True)`` in evaluation mode (tested, both ``norm_first`` settings,
 ReLU and GELU, with a padding mask). In training mode the two differ in one place: PyTorch also applies dropout to
 the attention weights, this block does not.
@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
+from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
 from .validate import integer, probability
 

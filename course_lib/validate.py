@@ -28,6 +28,7 @@ from torch import Tensor
 __all__ = [
     "HALF_DTYPES",
     "attention_inputs",
+    "broadcasts_to",
     "choice",
     "compute_dtype",
     "integer",
@@ -165,3 +166,11 @@ def same_length(q: Tensor, k: Tensor, what: str) -> int:
             f"but k has shape {shape_of(k)} (S={k.shape[-2]})"
         )
     return q.shape[-2]
+
+
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """True if a tensor of ``shape`` broadcasts to exactly ``target`` (it may not enlarge it)."""
+    try:
+        return torch.broadcast_shapes(shape, target) == target
+    except RuntimeError:
+        return False

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
+from .multihead import MultiHeadAttention
 from .validate import integer
 
 __all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]

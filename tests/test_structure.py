@@ -18,7 +18,6 @@ MAX_FUNCTION_LINES = 60
 OVERSIZED_MODULES = {
     "bench": 678,
     "kernels": 564,
-    "attention": 366,
     "student": 375,
     "models": 346,
     "data": 309,
@@ -129,6 +128,8 @@ def test_the_list_of_exceptions_only_shrinks():
 
 CORE = [
     "attention",
+    "multihead",
+    "linear",
     "masks",
     "positional",
     "efficient",

@@ -1,0 +1,167 @@
+r"""Multi-head attention (notebook 06): ``H`` attention heads side by side, each on its own slice of the width.
+
+Built from :func:`course_lib.attention.scaled_dot_product_attention`; :class:`MultiHeadAttention` equals
+``torch.nn.MultiheadAttention`` with copied weights (:meth:`MultiHeadAttention.from_torch`).
+
+Shape legend: ``B`` batch, ``H`` heads, ``L`` query length, ``S`` key length, ``D`` model width (``d_model``),
+``Dh = D / H`` width of one head.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .attention import scaled_dot_product_attention
+from .validate import broadcasts_to, integer, shape_of, tensor
+
+__all__ = ["MultiHeadAttention", "merge_heads", "split_heads"]
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """Cut the last dimension into ``num_heads`` equal slices and move the heads forward.
+
+    ``(B, L, D)`` → ``(B, H, L, Dh)`` with ``Dh = D / H``: head ``h`` gets columns ``h*Dh : (h+1)*Dh``.
+    """
+    integer("num_heads", num_heads, minimum=1)
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (B, L, D), got {shape_of(x)}")
+    B, L, D = x.shape
+    if D % num_heads:
+        raise ValueError(f"the width D={D} of x {shape_of(x)} is not divisible by num_heads={num_heads}")
+    return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dh) -> (B, H, L, Dh)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dh)`` → ``(B, L, H*Dh)``."""
+    if tensor("x", x).dim() != 4:
+        raise ValueError(f"x must have shape (B, H, L, Dh), got {shape_of(x)}")
+    B, H, L, Dh = x.shape
+    return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)
+
+
+def _check_sequence(name: str, t: object, d_model: int) -> None:
+    if tensor(name, t).dim() != 3 or t.shape[-1] != d_model:
+        raise ValueError(f"{name} must have shape (B, length, d_model={d_model}), got {shape_of(t)}")
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Multi-head attention built from :func:`scaled_dot_product_attention`, equal to ``nn.MultiheadAttention``.
+
+    .. math::  \operatorname{MHA}(X_q, X_{kv}) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_O,
+               \qquad \text{head}_h = \operatorname{Attention}(X_q W_Q^{(h)},\; X_{kv} W_K^{(h)},\; X_{kv} W_V^{(h)})
+
+    The ``H`` per-head projections ``W_Q^{(h)}`` (``(D, Dh)`` each) are stored side by side as one
+    ``nn.Linear(D, D)`` (``w_q``; likewise ``w_k``, ``w_v``): head ``h`` uses output columns ``h*Dh:(h+1)*Dh``,
+    so one matrix product followed by a reshape (:func:`split_heads`) computes every head at once.
+    ``w_o`` is the output projection ``W_O`` that mixes the concatenated heads.
+
+    Args:
+        d_model: model width ``D`` of queries, keys and values (and of the output).
+        num_heads: number of heads ``H``; ``d_model`` must be divisible by it (else ``ValueError``).
+        bias: add a bias to the four projections (default True, as ``nn.MultiheadAttention``).
+
+    Forward ``(query, key=None, value=None, mask=None, return_weights=False)``:
+        - ``query`` ``(B, L, D)``; ``key`` ``(B, S, D)``; ``value`` ``(B, S, D)``. Inputs are batch first.
+        - self-attention when ``key`` and ``value`` are omitted (both default to ``query``);
+          cross-attention when ``key`` is given (``value`` defaults to ``key``); ``S`` may differ from ``L``.
+        - ``mask``: boolean, **True = may attend**. Accepted shapes, each dimension of size 1 broadcasting:
+          ``(L, S)`` the same for every sequence and head; ``(B, L, S)`` one per sequence, shared by the heads
+          (a :func:`course_lib.masks.padding_mask` ``(B, 1, S)`` is of this kind); ``(B, H, L, S)`` one per head.
+          A query whose keys are all masked gets a zero attention output (then only ``w_o``'s bias remains).
+        - returns ``output`` ``(B, L, D)``, and with ``return_weights=True`` also the per-head attention weights
+          ``(B, H, L, S)`` (not averaged over heads).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, bias: bool = True):
+        super().__init__()
+        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+            integer(name, value, minimum=1)
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)  # the H matrices W_Q^(h) side by side
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)  # mixes the concatenated heads
+
+    def _head_mask(self, mask: Tensor, B: int, L: int, S: int) -> Tensor:
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+            raise TypeError(f"mask must be a boolean tensor (True = may attend), got {got}")
+        if mask.dim() == 3:
+            mask = mask[:, None]  # (B, L, S) -> (B, 1, L, S): the same mask for every head
+        elif mask.dim() not in (2, 4):
+            raise ValueError(
+                f"mask must have shape (L, S), (B, L, S) or (B, H, L, S), got {shape_of(mask)} "
+                f"(here B={B}, H={self.num_heads}, L={L}, S={S})"
+            )
+        target = (B, self.num_heads, L, S)
+        if not broadcasts_to(mask.shape, target):
+            raise ValueError(
+                f"mask does not broadcast to (B, H, L, S) = {target}: as (B, H, L, S) it has shape {shape_of(mask)}"
+            )
+        return mask
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        return_weights: bool = False,
+    ):
+        if key is None and value is not None:
+            raise ValueError("value was given without key: pass key too (or neither, for self-attention)")
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            _check_sequence(name, t, self.d_model)
+        B, L, _ = query.shape
+        S = key.shape[1]
+        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
+            raise ValueError(
+                f"query (B, L, D), key (B, S, D) and value (B, S, D) must agree on B and S: "
+                f"got query {shape_of(query)}, key {shape_of(key)}, value {shape_of(value)}"
+            )
+        if mask is not None:
+            mask = self._head_mask(mask, B, L, S)
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
+        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
+        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, return_weights=True)  # (B,H,L,Dh), (B,H,L,S)
+        out = self.w_o(merge_heads(heads))  # (B, L, D)
+        return (out, weights) if return_weights else out
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of ``m``'s weights in this class (same device and dtype), so the outputs match ``m``'s.
+
+        ``nn.MultiheadAttention`` stores ``W_Q, W_K, W_V`` stacked in ``in_proj_weight`` ``(3D, D)`` and
+        ``W_O`` in ``out_proj``. Its boolean ``attn_mask`` means the opposite of ours (True = *not* allowed):
+        pass ``~mask`` to it. The weights do not depend on ``batch_first``; our inputs are always batch first.
+        Outputs match when ``m`` has ``dropout=0`` or is in eval mode. Modules with ``kdim``/``vdim`` different
+        from ``embed_dim``, ``add_bias_kv`` or ``add_zero_attn`` have no counterpart here (``ValueError``).
+        """
+        if not isinstance(m, nn.MultiheadAttention):
+            raise TypeError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        if not m._qkv_same_embed_dim:
+            raise ValueError(f"kdim={m.kdim} / vdim={m.vdim} differ from embed_dim={m.embed_dim}: not supported")
+        if m.bias_k is not None or m.add_zero_attn:
+            raise ValueError("add_bias_kv and add_zero_attn are not supported")
+        bias = m.in_proj_bias is not None
+        weight = m.in_proj_weight
+        new = cls(m.embed_dim, m.num_heads, bias=bias).to(device=weight.device, dtype=weight.dtype)
+        D = m.embed_dim
+        with torch.no_grad():
+            for i, lin in enumerate((new.w_q, new.w_k, new.w_v)):
+                lin.weight.copy_(weight[i * D : (i + 1) * D])
+                if bias:
+                    lin.bias.copy_(m.in_proj_bias[i * D : (i + 1) * D])
+            new.w_o.weight.copy_(m.out_proj.weight)
+            if bias:
+                new.w_o.bias.copy_(m.out_proj.bias)
+        return new
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}"
