@@ -35,7 +35,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "efficient": ("chunked_attention", "sliding_window_attention"),
     "linear": ("linear_attention", "linear_attention_weights"),
     "masks": ("bigbird_mask", "causal_mask", "longformer_mask", "mask_receptive_field", "padding_mask", "window_mask"),
-    "models": ("BagOfEmbeddings", "SequenceClassifier", "TransformerEncoder", "TransformerEncoderBlock"),
+    "models": ("TransformerEncoder", "TransformerEncoderBlock"),
+    "classifiers": ("BagOfEmbeddings", "SequenceClassifier"),
     "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
     "plot": ("plot_attention",),
     "positional": (

@@ -28,7 +28,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import HALF_DTYPES, attention_inputs, broadcasts_to, compute_dtype, integer, shape_of
+from .validate import HALF_DTYPES, attention_inputs, broadcasts_to, compute_dtype, integer, shape_of, tensor
 
 __all__ = ["SelfAttention", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"]
 
@@ -142,8 +142,11 @@ class SelfAttention(nn.Module):
         self.w_k = nn.Linear(d_model, d_k, bias=bias)
         self.w_v = nn.Linear(d_model, d_v, bias=bias)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False):
-        if x.dim() < 2 or x.shape[-1] != self.d_model:
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """``x (..., L, D)`` → output ``(..., L, Dv)`` (and the weights ``(..., L, L)`` with ``return_weights``)."""
+        if tensor("x", x).dim() < 2 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (..., L, d_model={self.d_model}), got {shape_of(x)}")
         q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)  # (..., L, Dk), (..., L, Dk), (..., L, Dv)
         return scaled_dot_product_attention(q, k, v, mask, return_weights=return_weights)
@@ -196,5 +199,3 @@ def softmax_jacobian(a: Tensor) -> Tensor:
             )
     jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., N, N): diag(a) - a a^T
     return jac.to(a.dtype)
-
-

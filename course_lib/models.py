@@ -1,4 +1,5 @@
-r"""A Transformer encoder assembled from the course's parts, and two sequence classifiers (notebook 11).
+r"""A Transformer encoder assembled from the course's parts (notebook 11); the classifiers built on it are in
+:mod:`course_lib.classifiers`.
 
 One encoder block is two sublayers, each wrapped in a residual connection and a LayerNorm:
 
@@ -16,7 +17,7 @@ ReLU and GELU, with a padding mask). In training mode the two differ in one plac
 the attention weights, this block does not.
 
 Shape legend: ``B`` batch, ``L`` sequence length, ``D`` model width (``d_model``), ``H`` heads, ``F`` width of
-the feed-forward layer (``d_ff``), ``V`` vocabulary size, ``C`` number of classes.
+the feed-forward layer (``d_ff``).
 
 Masks are boolean, **True = may attend** (the course's convention; ``nn.TransformerEncoderLayer``'s
 ``src_key_padding_mask`` means the opposite: True = padding).
@@ -29,10 +30,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .multihead import MultiHeadAttention
-from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
-from .validate import integer, probability
+from .validate import integer, probability, shape_of, tensor
 
-__all__ = ["TransformerEncoderBlock", "TransformerEncoder", "SequenceClassifier", "BagOfEmbeddings"]
+__all__ = ["TransformerEncoder", "TransformerEncoderBlock"]
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -103,10 +103,12 @@ class TransformerEncoderBlock(nn.Module):
         out, weights = self.self_attn(x, mask=mask, return_weights=True)  # (B, L, D), (B, H, L, L)
         return self.dropout1(out), weights
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False):
-        if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"x must have shape (B, L, d_model={self.d_model}), got {got}")
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """``x (B, L, D)`` → ``(B, L, D)`` (and the weights ``(B, H, L, L)`` with ``return_weights``)."""
+        if tensor("x", x).dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have shape (B, L, d_model={self.d_model}), got {shape_of(x)}")
         if self.norm_first:  # pre-LN: x + f(LN(x))
             attended, weights = self._attend(self.norm1(x), mask)
             x = x + attended  # (B, L, D)
@@ -185,7 +187,10 @@ class TransformerEncoder(nn.Module):
         final_norm = norm_first if final_norm is None else final_norm
         self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if final_norm else None
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False):
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """``x (B, L, D)`` → ``(B, L, D)`` (and per layer weights ``(B, H, L, L)`` with ``return_weights``)."""
         all_weights = []
         for layer in self.layers:
             x, weights = layer(x, mask, return_weights=True)  # (B, L, D), (B, H, L, L)
@@ -217,130 +222,3 @@ class TransformerEncoder(nn.Module):
                 new.norm.weight.copy_(encoder.norm.weight)
                 new.norm.bias.copy_(encoder.norm.bias)
         return new
-
-
-def _token_mask(tokens: Tensor, pad_index: int) -> Tensor:
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2 or tokens.dtype.is_floating_point:
-        got = f"{tuple(tokens.shape)} {tokens.dtype}" if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens must be an integer tensor of shape (B, L), got {got}")
-    return tokens != pad_index  # (B, L), True = a real token
-
-
-class SequenceClassifier(nn.Module):
-    """Tokens → embeddings (+ positions) → :class:`TransformerEncoder` → one vector per sequence → class logits.
-
-    Args:
-        vocab_size: number of token ids ``V``; id ``pad_index`` marks padding (masked out of attention and pooling).
-        num_classes: number of classes ``C``.
-        d_model, num_heads, num_layers, d_ff, dropout, activation, norm_first: those of :class:`TransformerEncoder`.
-        max_len: longest sequence (needed by learned positions; the sinusoidal table is built this long).
-        positions: ``"sinusoidal"`` (fixed table added to the embeddings), ``"learned"``
-            (:class:`course_lib.positional.LearnedPositionalEmbedding`) or ``None`` (no positions: the model is
-            then blind to order, as a bag of embeddings is).
-        pooling: ``"cls"`` (a learned class token in front; its output is classified, as in BERT and ViT) or
-            ``"mean"`` (the mean of the real tokens' outputs).
-        pad_index: the id of the padding token.
-
-    Forward ``(tokens, return_weights=False, attention_mask=None)``: ``tokens`` ``(B, L)`` integer → logits
-    ``(B, C)``, and with ``return_weights`` the list of per-block attention weights ``(B, H, L', L')``
-    (``L' = L + 1`` with ``"cls"``: position 0 is the class token). See :meth:`forward` for ``attention_mask``.
-    """
-
-    def __init__(
-        self,
-        vocab_size: int,
-        num_classes: int,
-        d_model: int = 32,
-        num_heads: int = 2,
-        num_layers: int = 2,
-        d_ff: int | None = None,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = True,
-        max_len: int = 64,
-        positions: str | None = "sinusoidal",
-        pooling: str = "cls",
-        pad_index: int = 0,
-    ):
-        super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("max_len", max_len)):
-            integer(name, value, minimum=1)
-        if positions not in ("sinusoidal", "learned", None):
-            raise ValueError(f"positions must be 'sinusoidal', 'learned' or None, got {positions!r}")
-        if pooling not in ("cls", "mean"):
-            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
-        self.positions, self.pooling, self.pad_index = positions, pooling, pad_index
-        self.max_len = max_len
-        self.embedding = nn.Embedding(vocab_size, d_model)
-        n_positions = max_len + (pooling == "cls")
-        if positions == "sinusoidal":  # a fixed table, not a parameter: a non-persistent buffer follows .to(device)
-            self.register_buffer("position_table", sinusoidal_encoding(n_positions, d_model), persistent=False)
-        elif positions == "learned":
-            self.position_embedding = LearnedPositionalEmbedding(n_positions, d_model)
-        self.cls_token = nn.Parameter(torch.randn(1, 1, d_model)) if pooling == "cls" else None
-        self.encoder = TransformerEncoder(d_model, num_heads, num_layers, d_ff, dropout, activation, norm_first)
-        self.head = nn.Linear(d_model, num_classes)
-
-    def embed(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
-        """The encoder's input ``(B, L', D)`` (class token first with ``"cls"``, positions added) and ``valid``
-        ``(B, L')``, True at real positions. ``L' = L + 1`` with ``"cls"``, else ``L``."""
-        valid = _token_mask(tokens, self.pad_index)  # (B, L)
-        B, L = tokens.shape
-        if L > self.max_len:
-            raise ValueError(f"tokens has length L={L} > max_len={self.max_len} (tokens shape {tuple(tokens.shape)})")
-        x = self.embedding(tokens)  # (B, L, D)
-        if self.cls_token is not None:  # the class token goes first and is always valid
-            x = torch.cat([self.cls_token.expand(B, 1, -1), x], dim=1)  # (B, L + 1, D)
-            valid = torch.cat([valid.new_ones(B, 1), valid], dim=1)  # (B, L + 1)
-        if self.positions == "sinusoidal":
-            x = x + self.position_table[: x.shape[1]].to(x.dtype)
-        elif self.positions == "learned":
-            x = self.position_embedding(x)
-        return x, valid
-
-    def forward(self, tokens: Tensor, return_weights: bool = False, attention_mask: Tensor | None = None):
-        """Logits ``(B, C)`` (and the per-block weights with ``return_weights``).
-
-        ``attention_mask``: optional boolean ``(B, L', L')`` or ``(L', L')``, True = may attend, combined with the
-        padding mask (both must allow a pair); e.g. to hide some tokens from the class token in an experiment.
-        """
-        x, valid = self.embed(tokens)  # (B, L', D), (B, L')
-        mask = valid[:, None, :]  # (B, 1, L'): the padding mask, the same for every query
-        if attention_mask is not None:
-            if not isinstance(attention_mask, Tensor) or attention_mask.dtype != torch.bool:
-                raise TypeError("attention_mask must be a boolean tensor (True = may attend)")
-            mask = mask & attention_mask  # (B, L', L')
-        h, weights = self.encoder(x, mask=mask, return_weights=True)  # (B, L', D)
-        if self.pooling == "cls":
-            pooled = h[:, 0]  # (B, D): the class token's output
-        else:
-            w = valid[..., None].to(h.dtype)  # (B, L, 1)
-            pooled = (h * w).sum(1) / w.sum(1).clamp_min(1)  # (B, D): mean over the real tokens
-        logits = self.head(pooled)  # (B, C)
-        return (logits, weights) if return_weights else logits
-
-
-class BagOfEmbeddings(nn.Module):
-    """The order-blind baseline: the mean of the real tokens' embeddings, then a small MLP.
-
-    Any reordering of a sequence's tokens gives the same logits, so on a task decided by order it cannot beat
-    chance. Forward: ``tokens`` ``(B, L)`` integer (``pad_index`` = padding) → logits ``(B, C)``.
-    """
-
-    def __init__(self, vocab_size: int, num_classes: int, d_model: int = 32, hidden: int = 64, pad_index: int = 0):
-        super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("num_classes", num_classes),
-            ("d_model", d_model),
-            ("hidden", hidden),
-        ):
-            integer(name, value, minimum=1)
-        self.pad_index = integer("pad_index", pad_index, minimum=0)
-        self.embedding = nn.Embedding(vocab_size, d_model)
-        self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, num_classes))
-
-    def forward(self, tokens: Tensor) -> Tensor:
-        valid = _token_mask(tokens, self.pad_index)[..., None].float()  # (B, L, 1)
-        mean = (self.embedding(tokens) * valid).sum(1) / valid.sum(1).clamp_min(1)  # (B, D)
-        return self.mlp(mean)  # (B, C)

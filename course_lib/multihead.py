@@ -110,7 +110,7 @@ class MultiHeadAttention(nn.Module):
         value: Tensor | None = None,
         mask: Tensor | None = None,
         return_weights: bool = False,
-    ):
+    ) -> Tensor | tuple[Tensor, Tensor]:
         if key is None and value is not None:
             raise ValueError("value was given without key: pass key too (or neither, for self-attention)")
         key = query if key is None else key

@@ -20,16 +20,14 @@ import torch
 from torch import Tensor, nn
 
 from .multihead import MultiHeadAttention
-from .validate import integer
+from .validate import integer, shape_of, tensor
 
 __all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]
 
 
 def _check_images(images: object, patch_size: int) -> None:
-    if not isinstance(images, Tensor):
-        raise TypeError(f"images must be a torch.Tensor, got {type(images).__name__}")
-    if images.dim() != 4:
-        raise ValueError(f"images must have shape (B, C, H, W), got {tuple(images.shape)}")
+    if tensor("images", images).dim() != 4:
+        raise ValueError(f"images must have shape (B, C, H, W), got {shape_of(images)}")
     integer("patch_size", patch_size, minimum=1)
     h, w = images.shape[-2:]
     if h % patch_size or w % patch_size:
@@ -149,8 +147,11 @@ class ViTBlock(nn.Module):
             nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(), nn.Linear(mlp_ratio * d_model, d_model)
         )
 
-    def forward(self, x: Tensor, return_weights: bool = False):
-        attended, weights = self.attention(self.norm1(x), return_weights=True)  # (B, L, D), (B, Hd, L, L)
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """``x (B, L, D)`` → ``(B, L, D)`` (and the weights ``(B, Hd, L, L)`` with ``return_weights``)."""
+        attended, weights = self.attention(self.norm1(x), mask=mask, return_weights=True)  # (B, L, D), (B, Hd, L, L)
         x = x + attended
         x = x + self.mlp(self.norm2(x))  # (B, L, D)
         return (x, weights) if return_weights else x
@@ -205,17 +206,21 @@ class TinyViT(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, num_classes)
 
-    def forward(self, images: Tensor, return_weights: bool = False):
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """Images ``x (B, C, H, W)`` → logits ``(B, K)`` (and one ``(B, Hd, 1 + N, 1 + N)`` per block with
+        ``return_weights``). ``mask``: optional boolean ``(1 + N, 1 + N)`` or ``(B, 1 + N, 1 + N)`` over the tokens
+        (class token first), True = may attend."""
         expected = (self.in_channels, self.image_size, self.image_size)
-        if not isinstance(images, Tensor) or images.dim() != 4 or tuple(images.shape[1:]) != expected:
-            got = tuple(images.shape) if isinstance(images, Tensor) else type(images).__name__
-            raise ValueError(f"images must have shape (B, {', '.join(map(str, expected))}), got {got}")
-        tokens = self.patch_embedding(images)  # (B, N, D)
+        if tensor("x", x).dim() != 4 or tuple(x.shape[1:]) != expected:
+            raise ValueError(f"x must have shape (B, {', '.join(map(str, expected))}), got {shape_of(x)}")
+        tokens = self.patch_embedding(x)  # (B, N, D)
         cls = self.class_token.expand(tokens.shape[0], -1, -1)  # (B, 1, D)
         x = torch.cat([cls, tokens], dim=1) + self.positions  # (B, 1 + N, D)
         weights = []
         for block in self.blocks:
-            x, w = block(x, return_weights=True)  # (B, 1 + N, D), (B, Hd, 1 + N, 1 + N)
+            x, w = block(x, mask=mask, return_weights=True)  # (B, 1 + N, D), (B, Hd, 1 + N, 1 + N)
             weights.append(w)
         logits = self.head(self.norm(x[:, 0]))  # the class token's vector -> (B, K)
         return (logits, weights) if return_weights else logits

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from course_lib import causal_mask, padding_mask
-from course_lib.models import BagOfEmbeddings, SequenceClassifier, TransformerEncoder, TransformerEncoderBlock
+from course_lib.classifiers import BagOfEmbeddings, SequenceClassifier
+from course_lib.models import TransformerEncoder, TransformerEncoderBlock
 
 TOL = {torch.float32: dict(atol=2e-5, rtol=1e-4), torch.float64: dict(atol=1e-10, rtol=1e-10)}
 
@@ -167,21 +168,21 @@ def test_classifier_ignores_padding(positions, pooling):
     assert weights[0].shape == (3, 2, 6 + (pooling == "cls"), 6 + (pooling == "cls"))
 
 
-def test_attention_mask_is_combined_with_padding():
+def test_mask_is_combined_with_padding():
     torch.manual_seed(0)
     model = SequenceClassifier(10, 3, d_model=16, max_len=6, dropout=0.0).eval()
     tokens, _ = tokens_batch()
     everything = torch.ones(7, 7, dtype=torch.bool)  # (L', L') with the class token: nothing more is hidden
-    torch.testing.assert_close(model(tokens, attention_mask=everything), model(tokens))
+    torch.testing.assert_close(model(tokens, mask=everything), model(tokens))
     hide = everything.clone()
     hide[0, 1] = False  # the class token may not look at the first token
-    logits, weights = model(tokens, return_weights=True, attention_mask=hide)
+    logits, weights = model(tokens, mask=hide, return_weights=True)
     assert (weights[0][:, :, 0, 1] == 0).all() and (weights[1][:, :, 0, 1] == 0).all()
     assert not torch.allclose(logits, model(tokens))
     x, valid = model.embed(tokens)
     assert x.shape == (3, 7, 16) and valid[:, 0].all() and valid.sum().item() == 3 + 4 + 3 + 6
-    with pytest.raises(TypeError, match="attention_mask must be a boolean tensor"):
-        model(tokens, attention_mask=everything.float())
+    with pytest.raises(TypeError, match="mask must be a boolean tensor"):
+        model(tokens, mask=everything.float())
 
 
 def test_classifier_runs_on_the_device(device):
