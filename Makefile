@@ -24,7 +24,7 @@ help:
 	@echo "make test-oldest    unit tests + the notebooks' checks with the oldest versions pyproject.toml allows"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
 	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
-	@echo "make lint       ruff over course_lib and tests"
+	@echo "make lint       ruff check and ruff format --check over course_lib, tests and tools"
 	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
 	@echo "make book-check the book, then its checks that need no browser (no Sphinx warning, no CDN link)"
 	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
@@ -82,7 +82,8 @@ execute: $(STAMP)
 	done
 
 lint: $(STAMP)
-	$(BIN)/ruff check course_lib tests
+	$(BIN)/ruff check course_lib tests tools
+	$(BIN)/ruff format --check course_lib tests tools
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

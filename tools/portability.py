@@ -56,15 +56,24 @@ class Profile:
 PROFILES = [
     Profile("native", {}, "this CPU's best kernels, one thread (what `make test` runs)"),
     Profile("avx512", {"ATEN_CPU_CAPABILITY": "avx512"}, "PyTorch's AVX-512 kernels", needs="AVX512"),
-    Profile("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}, "PyTorch's and MKL's AVX2 kernels",
-            needs="AVX2"),
-    Profile("scalar", {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41"},
-            "no vector kernels in PyTorch, MKL's and oneDNN's most compatible code paths"),
-    Profile("threads2", {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"},
-            "two threads: reductions and matmuls split in two"),
+    Profile(
+        "avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}, "PyTorch's and MKL's AVX2 kernels", needs="AVX2"
+    ),
+    Profile(
+        "scalar",
+        {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41"},
+        "no vector kernels in PyTorch, MKL's and oneDNN's most compatible code paths",
+    ),
+    Profile(
+        "threads2", {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}, "two threads: reductions and matmuls split in two"
+    ),
     Profile("threads3", {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "3"}, "three threads: an odd split"),
-    Profile("jitter", {}, "float32 normal draws moved by a few 2**-23, as other vector kernels draw them",
-            startup="jitter_startup.py"),
+    Profile(
+        "jitter",
+        {},
+        "float32 normal draws moved by a few 2**-23, as other vector kernels draw them",
+        startup="jitter_startup.py",
+    ),
 ]
 DEFAULT_PROFILES = [p.name for p in PROFILES]
 
@@ -88,9 +97,22 @@ def differs_here(profile: Profile, capability: str) -> bool:
 
 
 def nbval_command(notebooks: list[str], junit: Path, workers: int) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",
-           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), "-p", "no:randomly",
-           "-q", "-rf", "--tb=short", f"--junitxml={junit}", *notebooks]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        str(ROOT / "tests" / "nbval_sanitize.cfg"),
+        "-p",
+        "no:randomly",
+        "-q",
+        "-rf",
+        "--tb=short",
+        f"--junitxml={junit}",
+        *notebooks,
+    ]
     if workers > 1:
         cmd += ["-n", str(workers), "--dist", "loadscope"]  # one notebook per worker (cells share a kernel)
     return cmd
@@ -103,8 +125,11 @@ def failing_cells(junit: Path) -> tuple[int, list[str]]:
     root = ET.parse(junit).getroot()
     cases = list(root.iter("testcase"))
     # nbval's classname is the notebook's path with dots for slashes: notebooks.02_limits_of_rnns.ipynb
-    failed = [f"{c.get('classname', '').split('.', 1)[-1]}::{c.get('name')}" for c in cases
-              if c.find("failure") is not None or c.find("error") is not None]
+    failed = [
+        f"{c.get('classname', '').split('.', 1)[-1]}::{c.get('name')}"
+        for c in cases
+        if c.find("failure") is not None or c.find("error") is not None
+    ]
     return len(cases), failed
 
 
@@ -122,8 +147,14 @@ def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: P
     junit.unlink(missing_ok=True)
     start = time.perf_counter()
     with log.open("w") as handle:
-        subprocess.run(nbval_command(notebooks, junit, workers), cwd=ROOT, env=env, stdout=handle,
-                       stderr=subprocess.STDOUT, check=False)
+        subprocess.run(
+            nbval_command(notebooks, junit, workers),
+            cwd=ROOT,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
     ran, failed = failing_cells(junit)
     return ran, failed, time.perf_counter() - start
 
@@ -145,8 +176,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown profile(s) {unknown}; choose from {list(by_name)}")
     if args.list:
         for p in PROFILES:
-            settings = " ".join([*(f"{k}={v}" for k, v in p.env.items()), *([f"start-up file tools/{p.startup}"]
-                                                                           if p.startup else [])]) or "(no change)"
+            settings = (
+                " ".join(
+                    [
+                        *(f"{k}={v}" for k, v in p.env.items()),
+                        *([f"start-up file tools/{p.startup}"] if p.startup else []),
+                    ]
+                )
+                or "(no change)"
+            )
             print(f"{p.name:<13} {settings:<75} {p.what}")
         return 0
 
@@ -157,8 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     capability = cpu_capability()
-    print(f"portability: {len(notebooks)} notebook(s); this CPU's best PyTorch kernels: {capability}; "
-          f"logs in {out_dir}", flush=True)
+    print(
+        f"portability: {len(notebooks)} notebook(s); this CPU's best PyTorch kernels: {capability}; logs in {out_dir}",
+        flush=True,
+    )
 
     results = {}
     for name in names:
@@ -169,9 +209,12 @@ def main(argv: list[str] | None = None) -> int:
         ran, failed, seconds = run_profile(profile, notebooks, args.workers, out_dir)
         results[name] = failed
         verdict = "ok" if not failed and ran else f"{len(failed)} FAILED"
-        print(f"  {name:<13} {ran:>4} cells  {verdict:<10} {seconds:6.0f} s   "
-              f"{' '.join(f'{k}={v}' for k, v in profile.env.items())}"
-              f"{f'tools/{profile.startup}' if profile.startup else ''}", flush=True)
+        print(
+            f"  {name:<13} {ran:>4} cells  {verdict:<10} {seconds:6.0f} s   "
+            f"{' '.join(f'{k}={v}' for k, v in profile.env.items())}"
+            f"{f'tools/{profile.startup}' if profile.startup else ''}",
+            flush=True,
+        )
         for cell in failed:
             print(f"      {cell}", flush=True)
 
