@@ -4,17 +4,16 @@ Do not run sphinx-build on this directory yourself: `make book` (tools/build_boo
 build/book_src and calls `sphinx-build -c book build/book_src build/html`.
 """
 
-import sys
-from pathlib import Path
+import importlib.util
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT))
+from course_lib import __version__
+from course_lib.paths import BRANCH, REPOSITORY_URL, ROOT
 
-from build_book import CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT  # noqa: E402
-
-from course_lib import __version__  # noqa: E402
-from course_lib.paths import BRANCH, REPOSITORY_URL  # noqa: E402
+# tools/build_book.py stages the book and owns the settings both it and Sphinx need: load it by its path.
+_spec = importlib.util.spec_from_file_location("build_book", ROOT / "tools" / "build_book.py")
+build_book = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build_book)
+CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT = build_book.CJK_FONT, build_book.MATHJAX_CONFIG, build_book.MATHJAX_SCRIPT
 
 project = "Self-Attention from the Ground Up"
 author = "the course authors"

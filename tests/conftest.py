@@ -1,7 +1,24 @@
-"""Shared fixtures: every device-aware test runs on the CPU and on each accelerator present."""
+"""Shared fixtures: every device-aware test runs on the CPU and on each accelerator present; `load_tool` loads a
+script of tools/ (they are scripts, not a package) by its path."""
+
+import importlib.util
+import sys
+from types import ModuleType
 
 import pytest
 import torch
+
+from course_lib.paths import ROOT
+
+
+def load_tool(name: str) -> ModuleType:
+    """tools/<name>.py as a module (registered in sys.modules: dataclasses look their module up)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def available_devices() -> list[str]:

@@ -15,12 +15,12 @@ from unittest import mock
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR, ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
-import build_book  # noqa: E402
-import colab_cell  # noqa: E402
+build_book = load_tool("build_book")
+colab_cell = load_tool("colab_cell")
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 

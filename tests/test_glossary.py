@@ -5,18 +5,15 @@ When a notebook is added or edited, `python tools/glossary_links.py` links new f
 """
 
 import copy
-import importlib.util
 import re
-import sys
 
 import nbformat
 import pytest
+from conftest import load_tool
 
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
 
-spec = importlib.util.spec_from_file_location("glossary_links", ROOT / "tools" / "glossary_links.py")
-glossary_links = sys.modules["glossary_links"] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(glossary_links)
+glossary_links = load_tool("glossary_links")
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 IDS = [nb.name for nb in NOTEBOOKS]

@@ -1,26 +1,17 @@
 """The tools behind issue 16's checks: tools/portability.py (strict nbval under CPU profiles) and
 tools/oldest_requirements.py (the oldest versions pyproject.toml allows)."""
 
-import importlib.util
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from conftest import load_tool
 
 from course_lib.paths import ROOT
 
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-portability = load("portability")
-oldest = load("oldest_requirements")
+portability = load_tool("portability")
+oldest = load_tool("oldest_requirements")
 
 
 def test_profiles_cover_what_the_issue_asks_for():

@@ -30,10 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL  # noqa: E402
+from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
 
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
 GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists

@@ -24,10 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR  # noqa: E402
+from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR
 
 CELL_ID = "colab-setup"
 TITLE_LINE = "#@title Colab set-up: installs course_lib in Colab, does nothing anywhere else"
