@@ -1,6 +1,7 @@
 """course_lib.bench: the peak-memory probe measures what it should, the runner and its reports work, and the CLI
 runs end to end. Sizes are small: these tests check the machinery, the benchmark itself lives in the CLI."""
 
+import os
 import csv
 
 import pytest
@@ -149,6 +150,6 @@ def test_a_measurement_that_times_out_is_reported_and_the_server_restarts():
 
 
 def test_without_fork_each_measurement_starts_a_new_interpreter(monkeypatch):
-    monkeypatch.delattr(bench.os, "fork")  # as on Windows
+    monkeypatch.delattr(os, "fork")  # as on Windows
     result = bench.measure_cpu_peak("naive", 1024)
     assert result["peak_bytes"] >= 1024 * 1024 * 4  # at least one float32 score matrix
