@@ -55,6 +55,7 @@ on the CPU under Triton's interpreter when the environment variable ``TRITON_INT
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -270,100 +271,28 @@ def _flash_attention_fwd(
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)  # running denominator
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # running numerator (unnormalised output)
 
+    # ---- Two passes over the keys (tricks 4 and 5): first the tiles that every query of this tile sees whole, with
+    #      no mask and no bounds check, then the rest with the mask.
     if CAUSAL:
-        # Stage 1 (trick 4): keys 0 .. start_m-1 lie left of the diagonal for *every* query of this tile,
-        # so they are all visible: no mask, no bounds check (start_m < N). Needs BLOCK_M % BLOCK_N == 0.
-        acc, l_i, m_i = _attend_to_tiles(
-            acc,
-            l_i,
-            m_i,
-            q,
-            K_head,
-            V_head,
-            k_desc,
-            v_desc,
-            tile_offsets,
-            offs_m,
-            N,
-            0,
-            start_m,
-            HEAD_DIM,
-            BLOCK_N,
-            False,
-            CAUSAL,
-            USE_TMA,
-            UPCAST_DOTS,
-        )
-        # Stage 2: the diagonal block, keys start_m .. start_m+BLOCK_M-1 (clipped to N), with the causal mask.
-        # Tiles right of it are never visited at all: that is half the work of a causal attention saved.
-        diag_end = tl.minimum(start_m + BLOCK_M, N)
-        acc, l_i, m_i = _attend_to_tiles(
-            acc,
-            l_i,
-            m_i,
-            q,
-            K_head,
-            V_head,
-            k_desc,
-            v_desc,
-            tile_offsets,
-            offs_m,
-            N,
-            start_m,
-            diag_end,
-            HEAD_DIM,
-            BLOCK_N,
-            True,
-            CAUSAL,
-            USE_TMA,
-            UPCAST_DOTS,
-        )
+        # Keys 0 .. start_m-1 lie left of the diagonal for every query here (needs BLOCK_M % BLOCK_N == 0); then
+        # the diagonal block, clipped to N. Tiles right of it are never visited: half a causal attention saved.
+        full_end = start_m
+        masked_end = tl.minimum(start_m + BLOCK_M, N)
     else:
-        # Every key is visible. All full tiles go through the unmasked loop; a ragged last tile (N not a
-        # multiple of BLOCK_N, trick 5) through the masked one, which then runs once or not at all.
-        n_full = (N // BLOCK_N) * BLOCK_N
-        acc, l_i, m_i = _attend_to_tiles(
-            acc,
-            l_i,
-            m_i,
-            q,
-            K_head,
-            V_head,
-            k_desc,
-            v_desc,
-            tile_offsets,
-            offs_m,
-            N,
-            0,
-            n_full,
-            HEAD_DIM,
-            BLOCK_N,
-            False,
-            CAUSAL,
-            USE_TMA,
-            UPCAST_DOTS,
-        )
-        acc, l_i, m_i = _attend_to_tiles(
-            acc,
-            l_i,
-            m_i,
-            q,
-            K_head,
-            V_head,
-            k_desc,
-            v_desc,
-            tile_offsets,
-            offs_m,
-            N,
-            n_full,
-            N,
-            HEAD_DIM,
-            BLOCK_N,
-            True,
-            CAUSAL,
-            USE_TMA,
-            UPCAST_DOTS,
-        )
+        # Every key is visible: all complete tiles unmasked, then a ragged last tile (N not a multiple of
+        # BLOCK_N), if there is one, masked.
+        full_end = (N // BLOCK_N) * BLOCK_N
+        masked_end = N
+    acc, l_i, m_i = _attend_to_tiles(
+        acc, l_i, m_i, q, K_head=K_head, V_head=V_head, k_desc=k_desc, v_desc=v_desc, tile_offsets=tile_offsets,
+        offs_m=offs_m, N=N, lo=0, hi=full_end, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASKED=False, CAUSAL=CAUSAL,
+        USE_TMA=USE_TMA, UPCAST_DOTS=UPCAST_DOTS,
+    )  # fmt: skip
+    acc, l_i, m_i = _attend_to_tiles(
+        acc, l_i, m_i, q, K_head=K_head, V_head=V_head, k_desc=k_desc, v_desc=v_desc, tile_offsets=tile_offsets,
+        offs_m=offs_m, N=N, lo=full_end, hi=masked_end, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASKED=True,
+        CAUSAL=CAUSAL, USE_TMA=USE_TMA, UPCAST_DOTS=UPCAST_DOTS,
+    )  # fmt: skip
 
     # ---- Epilogue (trick 3): one division per output element, then back to fp16/bf16 and out to global memory.
     out = (acc / l_i[:, None]).to(Out.dtype.element_ty)
@@ -537,21 +466,13 @@ def flash_attention(
     def grid(meta):
         return (triton.cdiv(N, meta["BLOCK_M"]), B * H)
 
-    with torch.cuda.device(q.device) if q.device.type == "cuda" else _nullcontext():
+    with torch.cuda.device(q.device) if q.device.type == "cuda" else contextlib.nullcontext():
         if config is None:
             _flash_attention_fwd_tuned[grid](*args, **meta)
         else:
             launch = {**meta, **config}
             _flash_attention_fwd[grid](*args, **launch)
     return out
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def best_config(q: Tensor, causal: bool = False, use_tma: bool = False) -> dict | None:

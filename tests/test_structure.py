@@ -16,13 +16,13 @@ MAX_FUNCTION_LINES = 60
 # Modules still over the limits (issue 21, in progress), with their size today: they may shrink, not grow.
 # Remove an entry when its module is split; the test below fails when an entry is no longer needed.
 OVERSIZED_MODULES = {
-    "kernels": 564,
+    "kernels": 485,
     "student": 375,
     "data": 309,
     "kernels_bench": 306,
 }
 LONG_FUNCTIONS = {
-    "kernels._flash_attention_fwd": 175,
+    "kernels._flash_attention_fwd": 103,
     "kernels_bench.main": 78,
     "plot.plot_attention": 62,
 }
