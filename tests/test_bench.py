@@ -1,8 +1,8 @@
 """course_lib.bench: the peak-memory probe measures what it should, the runner and its reports work, and the CLI
 runs end to end. Sizes are small: these tests check the machinery, the benchmark itself lives in the CLI."""
 
-import os
 import csv
+import os
 
 import pytest
 import torch
@@ -62,6 +62,13 @@ def test_run_benchmark_bad_arguments():
         bench.run_benchmark([16], ["fast"], progress=False)
     with pytest.raises(ValueError, match="repeats"):
         bench.run_benchmark([16], ["naive"], repeats=0, progress=False)
+    with pytest.raises(ValueError, match="time_budget_s must be >= 0"):
+        bench.run_benchmark([16], ["naive"], time_budget_s=-1.0, progress=False)
+
+
+def test_a_time_budget_of_zero_times_only_the_memory_call():
+    (row,) = bench.run_benchmark([64], ["naive"], time_budget_s=0, progress=False)
+    assert row.status == "ok" and row.repeats == 1 and row.time_ms == row.best_ms > 0
 
 
 def test_growth_exponent():

@@ -1,5 +1,6 @@
-"""course_lib.plot: the shipped CJK font (file, checksum, license, coverage), Chinese labels that render as
-glyphs without any "missing glyph" warning, and plot_attention's orientation, labels and input handling."""
+"""course_lib.fonts and course_lib.plot: the shipped CJK font (file, checksum, license, coverage), Chinese labels
+that render as glyphs without any "missing glyph" warning, and plot_attention's orientation, labels and input
+handling."""
 
 import io
 import re
@@ -16,7 +17,7 @@ import torch  # noqa: E402
 from fontTools.ttLib import TTFont  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-from course_lib import plot  # noqa: E402
+from course_lib import fonts, plot  # noqa: E402
 from course_lib.paths import DATA_DIR  # noqa: E402
 
 TOKENS = ["猫", "坐在", "垫子", "上"]
@@ -52,13 +53,13 @@ def text_image(text: str, family) -> np.ndarray:
 
 
 def test_font_file_checksum_and_sources_entry():
-    path = plot.font_path()
+    path = fonts.font_path()
     assert path == DATA_DIR / "fonts" / "NotoSansSC-CourseSubset.otf" and path.is_file()
     import hashlib
 
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == plot.FONT_SHA256
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == fonts.FONT_SHA256
     sources = (DATA_DIR / "SOURCES.md").read_text(encoding="utf-8")
-    assert plot.FONT_SHA256 in sources and "fonts/NotoSansSC-CourseSubset.otf" in sources
+    assert fonts.FONT_SHA256 in sources and "fonts/NotoSansSC-CourseSubset.otf" in sources
     assert path.stat().st_size < 3_000_000  # "a few MB at most"
 
 
@@ -66,14 +67,14 @@ def test_font_license_is_shipped():
     text = (DATA_DIR / "fonts" / "OFL.txt").read_text(encoding="utf-8")
     assert "SIL OPEN FONT LICENSE Version 1.1" in text
     assert "Copyright 2014-2021 Adobe" in text and "Reserved Font Name 'Source'" in text
-    font = TTFont(plot.font_path())
-    assert font["name"].getDebugName(1) == plot.FONT_FAMILY
-    assert "Source" not in plot.FONT_FAMILY  # the Reserved Font Name may not name a modified version
+    font = TTFont(fonts.font_path())
+    assert font["name"].getDebugName(1) == fonts.FONT_FAMILY
+    assert "Source" not in fonts.FONT_FAMILY  # the Reserved Font Name may not name a modified version
 
 
 def test_font_covers_common_chinese_and_punctuation():
     """Read the font's own character map with fontTools, independently of matplotlib."""
-    cmap = TTFont(plot.font_path()).getBestCmap()
+    cmap = TTFont(fonts.font_path()).getBestCmap()
     assert len(GB2312_LEVEL_1) == 3755
     missing = [c for c in GB2312_LEVEL_1 + list(CJK_PUNCTUATION) + list("".join(TOKENS)) if ord(c) not in cmap]
     assert not missing, f"characters missing from the shipped font: {missing[:20]}"
@@ -83,13 +84,13 @@ def test_font_covers_common_chinese_and_punctuation():
 
 
 def test_register_is_idempotent_and_family_list_is_robust():
-    assert plot.register_cjk_font() == plot.FONT_FAMILY
-    plot.register_cjk_font()
-    entries = [e for e in font_manager.fontManager.ttflist if e.name == plot.FONT_FAMILY]
+    assert fonts.register_cjk_font() == fonts.FONT_FAMILY
+    fonts.register_cjk_font()
+    entries = [e for e in font_manager.fontManager.ttflist if e.name == fonts.FONT_FAMILY]
     assert len(entries) == 1
-    family = plot.font_family()
+    family = fonts.font_family()
     assert family[: len(matplotlib.rcParams["font.family"])] == list(matplotlib.rcParams["font.family"])
-    assert family.count(plot.FONT_FAMILY) == 1
+    assert family.count(fonts.FONT_FAMILY) == 1
     installed = {e.name for e in font_manager.fontManager.ttflist}
     generic = {"sans-serif", "serif", "monospace", "cursive", "fantasy"}
     assert all(f in installed or f in generic for f in family)  # no "font family not found" lookups
@@ -97,7 +98,7 @@ def test_register_is_idempotent_and_family_list_is_robust():
 
 def test_font_family_follows_the_users_default_font():
     with plt.rc_context({"font.family": ["DejaVu Serif"]}):
-        assert plot.font_family()[:2] == ["DejaVu Serif", plot.FONT_FAMILY]
+        assert fonts.font_family()[:2] == ["DejaVu Serif", fonts.FONT_FAMILY]
 
 
 # ------------------------------------------------------------------ Chinese renders as glyphs, silently
@@ -122,7 +123,7 @@ def test_plot_attention_with_chinese_labels_emits_no_glyph_warning(fmt):
 
 def test_default_font_plus_subset_renders_mixed_text_silently():
     """DejaVu Sans (matplotlib's default) for Latin, the subset for hanzi: no warning, whatever is installed."""
-    register = plot.register_cjk_font()
+    register = fonts.register_cjk_font()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         text_image("猫 cat，。", ["DejaVu Sans", register])
@@ -130,7 +131,7 @@ def test_default_font_plus_subset_renders_mixed_text_silently():
 
 def test_hanzi_render_as_distinct_glyphs_not_boxes():
     """A missing glyph is drawn as the same empty box for every character; real glyphs differ."""
-    family = plot.font_family()
+    family = fonts.font_family()
     cat, dog = text_image("猫", family), text_image("狗", family)
     assert (cat[..., :3] < 128).any(), "nothing was drawn"
     assert not np.array_equal(cat, dog)
@@ -148,7 +149,7 @@ def test_tick_labels_use_the_fallback_family_and_survive_a_later_rc_change():
         warnings.simplefilter("error")
         render(fig)
     for label in ax.get_xticklabels() + ax.get_yticklabels():
-        assert plot.FONT_FAMILY in label.get_fontfamily()
+        assert fonts.FONT_FAMILY in label.get_fontfamily()
 
 
 # ------------------------------------------------------------------ plot_attention itself

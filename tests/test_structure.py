@@ -123,6 +123,8 @@ def test_the_list_of_exceptions_only_shrinks():
 
 
 CORE = [
+    "fonts",
+    "plot",
     "attention",
     "multihead",
     "classifiers",
