@@ -101,92 +101,6 @@ def bench_row(N, tokens, heads, D, dtype, causal, use_tma, warmup, rep) -> dict:
     }
 
 
-# A wider net than the autotuner's list (course_lib.kernels._CONFIGS), for --explore: (BLOCK_M, BLOCK_N, warps, stages).
-EXPLORE_CONFIGS = [(bm, bn, w, s) for bm, bn in [(128, 64), (128, 128)] for w in (4, 8) for s in (2, 3, 4)] + [
-    (64, 64, 4, 3),
-    (64, 32, 4, 3),
-]
-
-
-def explore(N, tokens, heads, D, dtype, causal, warmup, rep, tma_options) -> list[dict]:
-    """Time each config of EXPLORE_CONFIGS (and TMA on/off) separately at one shape."""
-    import triton
-
-    from course_lib.kernels import flash_attention
-
-    B = max(1, tokens // (N * heads))
-    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
-    sdpa_out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    sdpa_ms = triton.testing.do_bench(
-        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), warmup=warmup, rep=rep, return_mode="median"
-    )
-    flops = attention_flops(B, heads, N, D, causal)
-    rows = []
-    for use_tma in tma_options:
-        for bm, bn, w, s in EXPLORE_CONFIGS:
-            config = {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s}
-            name = "BM{BLOCK_M} BN{BLOCK_N} w{num_warps} s{num_stages}".format(**config)
-            try:
-                out = flash_attention(q, k, v, causal, use_tma=use_tma, config=config)
-                err = _rel_error(out, sdpa_out)
-                if not err <= TOLERANCE:  # a fast wrong answer is no candidate (and `not <=` also catches NaN)
-                    print(f"  N={N} causal={causal} tma={use_tma} {name}: WRONG, error {err:.1e} vs SDPA")
-                    continue
-                ms = triton.testing.do_bench(
-                    lambda config=config, use_tma=use_tma: flash_attention(
-                        q, k, v, causal, use_tma=use_tma, config=config
-                    ),
-                    warmup=warmup,
-                    rep=rep,
-                    return_mode="median",
-                )
-            except Exception as exc:  # noqa: BLE001 - report a config that fails to compile (e.g. out of SRAM)
-                print(f"  N={N} causal={causal} tma={use_tma} {name}: failed: {type(exc).__name__}: {exc}"[:300])
-                continue
-            row = {
-                "N": N,
-                "causal": causal,
-                "tma": use_tma,
-                "config": name,
-                "ms": ms,
-                "tflops": tflops(flops, ms),
-                "speed_vs_sdpa": sdpa_ms / ms,
-                "err_sdpa": err,
-            }
-            print(
-                f"  N={N:6d} causal={causal!s:5} tma={use_tma!s:5} {name:22s} {ms:8.3f} ms "
-                f"{row['tflops']:6.1f} TFLOP/s  {row['speed_vs_sdpa']:.3f}x SDPA ({sdpa_ms:.3f} ms)  err {err:.1e}",
-                flush=True,
-            )
-            rows.append(row)
-    return rows
-
-
-def sdpa_backends(N, tokens, heads, D, dtype, causal, warmup, rep) -> None:
-    """Which of PyTorch's SDPA backends is the default one fast as? (Prints one line per available backend.)"""
-    import triton
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    B = max(1, tokens // (N * heads))
-    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
-    flops = attention_flops(B, heads, N, D, causal)
-    for name in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"):
-        backend = getattr(SDPBackend, name, None)
-        if backend is None:
-            continue
-        try:
-            with sdpa_kernel([backend]):
-                ms = triton.testing.do_bench(
-                    lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                    warmup=warmup,
-                    rep=rep,
-                    return_mode="median",
-                )
-            print(f"  SDPA {name:20s} N={N} causal={causal}: {ms:.3f} ms  {tflops(flops, ms):6.1f} TFLOP/s")
-        except RuntimeError as exc:
-            print(f"  SDPA {name:20s} unavailable: {str(exc).splitlines()[0][:120]}")
-
-
 def format_table(rows: list[dict]) -> str:
     """Markdown table of bench_row results. "speed vs SDPA" is SDPA's time divided by ours: above 1, ours is faster."""
     lines = [
@@ -212,7 +126,7 @@ def describe_device() -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m course_lib.kernels_bench",
         description=__doc__,
@@ -239,7 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of the table, time every autotune config alone (with and without TMA)",
     )
     parser.add_argument("--sdpa-backends", action="store_true", help="also time each SDPA backend separately")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
 
     if not torch.cuda.is_available():
         print("kernels_bench needs a CUDA GPU (the Triton interpreter is far too slow to time).", file=sys.stderr)
@@ -254,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         f"FLOPs = 4·B·H·N²·D (÷2 causal); do_bench median",
         flush=True,
     )
+
+    from .kernels_tuning import explore, sdpa_backends  # tuning aids, in a module of their own
 
     if args.sdpa_backends:
         for N in args.ns:
@@ -274,22 +194,23 @@ def main(argv: list[str] | None = None) -> int:
             _write_csv(args.csv, rows)
         return 0
 
-    rows = []
-    for N in args.ns:
-        for causal in causals:
-            row = bench_row(N, args.tokens, args.heads, args.head_dim, dtype, causal, args.tma, args.warmup, args.rep)
-            print(
-                f"  N={N:6d} causal={causal!s:5} ours {row['ours_ms']:.3f} ms {row['ours_tflops']:.0f} TFLOP/s | "
-                f"SDPA {row['sdpa_ms']:.3f} ms {row['sdpa_tflops']:.0f} TFLOP/s | {row['speed_vs_sdpa']:.2f}x | "
-                f"err {row['err_ref']:.1e} (ref) {row['err_sdpa']:.1e} (SDPA) | {row['config']}",
-                flush=True,
-            )
-            rows.append(row)
+    rows = [_table_row(args, N, dtype, causal) for N in args.ns for causal in causals]
     print()
     print(format_table(rows))
     if args.csv:
         _write_csv(args.csv, rows)
     return 0
+
+
+def _table_row(args: argparse.Namespace, N: int, dtype: torch.dtype, causal: bool) -> dict:
+    row = bench_row(N, args.tokens, args.heads, args.head_dim, dtype, causal, args.tma, args.warmup, args.rep)
+    print(
+        f"  N={N:6d} causal={causal!s:5} ours {row['ours_ms']:.3f} ms {row['ours_tflops']:.0f} TFLOP/s | "
+        f"SDPA {row['sdpa_ms']:.3f} ms {row['sdpa_tflops']:.0f} TFLOP/s | {row['speed_vs_sdpa']:.2f}x | "
+        f"err {row['err_ref']:.1e} (ref) {row['err_sdpa']:.1e} (SDPA) | {row['config']}",
+        flush=True,
+    )
+    return row
 
 
 def _write_csv(path: str, rows: list[dict]) -> None:

@@ -59,6 +59,18 @@ def _tick_positions(n: int, most: int = 40) -> list[int]:
     return list(range(0, n, step))
 
 
+def _label_ticks(ax, query_labels, key_labels, num_queries: int, num_keys: int, family: list[str]) -> None:
+    """Tick labels at the cell centres (every k-th beyond 40), key labels upright when long or crowded."""
+    x_ticks = _tick_positions(num_keys)
+    y_ticks = _tick_positions(num_queries)
+    x_labels = [key_labels[i] if key_labels else str(i) for i in x_ticks]
+    y_labels = [query_labels[i] if query_labels else str(i) for i in y_ticks]
+    longest = max((len(label) for label in x_labels), default=0)
+    vertical = longest > 4 or (len(x_ticks) > 16 and longest > 2)  # long or crowded key labels stand upright
+    ax.set_xticks([i + 0.5 for i in x_ticks], x_labels, fontfamily=family, rotation=90 if vertical else 0)
+    ax.set_yticks([i + 0.5 for i in y_ticks], y_labels, fontfamily=family, rotation=0)
+
+
 def plot_attention(
     weights: torch.Tensor | np.ndarray,
     query_labels: Sequence[object] | None = None,
@@ -127,14 +139,7 @@ def plot_attention(
             xticklabels=False,  # the labels are set below, with the fallback fonts, before anything is drawn
             yticklabels=False,
         )
-    x_ticks = _tick_positions(num_keys)
-    y_ticks = _tick_positions(num_queries)
-    x_labels = [key_labels[i] if key_labels else str(i) for i in x_ticks]
-    y_labels = [query_labels[i] if query_labels else str(i) for i in y_ticks]
-    longest = max((len(label) for label in x_labels), default=0)
-    vertical = longest > 4 or (len(x_ticks) > 16 and longest > 2)  # long or crowded key labels stand upright
-    ax.set_xticks([i + 0.5 for i in x_ticks], x_labels, fontfamily=family, rotation=90 if vertical else 0)
-    ax.set_yticks([i + 0.5 for i in y_ticks], y_labels, fontfamily=family, rotation=0)
+    _label_ticks(ax, query_labels, key_labels, num_queries, num_keys, family)
     ax.set_xlabel(xlabel, fontfamily=family)
     ax.set_ylabel(ylabel, fontfamily=family)
     if title is not None:

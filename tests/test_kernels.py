@@ -147,7 +147,7 @@ if INTERPRET:
     # num_warps and num_stages mean nothing to the interpreter, so each tile shape that the autotuner (or
     # `kernels_bench --explore`) may run on a GPU is run once. N = 300 is ragged for every BLOCK_N (32, 64, 128) and
     # spans several query tiles.
-    from course_lib.kernels_bench import EXPLORE_CONFIGS
+    from course_lib.kernels_tuning import EXPLORE_CONFIGS
 
     _explored = [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": w, "num_stages": s} for m, n, w, s in EXPLORE_CONFIGS]
     TUNED_TILES = list({(c["BLOCK_M"], c["BLOCK_N"]): c for c in AUTOTUNE_CONFIGS + _explored}.values())
