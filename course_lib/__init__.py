@@ -69,7 +69,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "vision": ("PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-_SUBMODULES = (*_EXPORTS, "validate", "fonts", "bench", "student", "kernels", "kernels_bench", "kernels_tuning")
+_SUBMODULES = (
+    *_EXPORTS,
+    "validate",
+    "fonts",
+    "bench",
+    "student",
+    "nbgrader_source",
+    "kernels",
+    "kernels_bench",
+    "kernels_tuning",
+)
 
 __all__ = sorted(_MODULE_OF)
 

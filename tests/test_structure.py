@@ -17,7 +17,6 @@ MAX_FUNCTION_LINES = 60
 # Remove an entry when its module is split; the test below fails when an entry is no longer needed.
 OVERSIZED_MODULES = {
     "kernels": 485,
-    "student": 375,
     "data": 309,
 }
 LONG_FUNCTIONS = {

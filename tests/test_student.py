@@ -14,8 +14,9 @@ import pytest
 
 from course_lib import student
 from course_lib.checks import Unanswered
+from course_lib.nbgrader_source import nbgrader_notebook
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
-from course_lib.student import find_exercises, nbgrader_notebook, solution_regions, stub_source, student_notebook
+from course_lib.student import find_exercises, solution_regions, stub_source, student_notebook
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 IDS = [nb.name for nb in NOTEBOOKS]

@@ -1,0 +1,75 @@
+"""nbgrader source versions of the notebooks, for lecturers (``python -m course_lib.student --nbgrader``).
+
+The solutions stay; solution cells are tagged as nbgrader "autograded answer" cells and each exercise's check cell as
+an "autograder tests" cell; prose that mentions nbgrader's markers is changed so that nbgrader does not take it for a
+solution region (a no-break space between the two words). The exercises are found as in :mod:`course_lib.student`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from nbformat import NotebookNode
+
+from .stubs import lines_of, solution_regions
+from .student import Exercise, clear_outputs, find_exercises
+
+__all__ = ["nbgrader_notebook"]
+
+_NBGRADER_WORDS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME",
+                   "END MARK SCHEME")  # fmt: skip
+
+
+def _grade_id(stem: str, label: str, kind: str, used: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9_-]+", "-", f"{stem}-{label}-{kind}").strip("-").lower()
+    grade_id, k = base, 2
+    while grade_id in used:
+        grade_id, k = f"{base}-{k}", k + 1
+    used.add(grade_id)
+    return grade_id
+
+
+def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tuple[NotebookNode, list[Exercise]]:
+    """A copy of ``nb`` ready for nbgrader's ``source/`` folder: solutions kept, cells tagged, outputs cleared.
+
+    Solution cells become "autograded answer" cells (``solution: true``), each exercise's check cell an
+    "autograder tests" cell (``grade: true``, ``points``); grade ids are ``<name>-exercise-<n>-answer|tests``.
+    Words that nbgrader reads as region markers ("BEGIN SOLUTION", ...) outside the marker lines themselves get a
+    no-break space, so prose about the markers is not taken for a solution region.
+    """
+    nb = copy.deepcopy(nb)
+    exercises = find_exercises(nb)
+    clear_outputs(nb)
+    for cell in nb.cells:
+        lines = lines_of(cell.source)
+        markers = set()
+        if cell.cell_type == "code":
+            markers = {n for begin, end, _ in solution_regions(cell.source) for n in (begin, end)}
+        for n, line in enumerate(lines):
+            if n not in markers:
+                for words in _NBGRADER_WORDS:
+                    line = line.replace(words, words.replace(" ", "\u00a0"))
+                lines[n] = line
+        cell.source = "\n".join(lines)
+    used: set[str] = set()
+    for ex in exercises:
+        nb.cells[ex.solution_cell].metadata["nbgrader"] = {
+            "grade": False,
+            "grade_id": _grade_id(name, ex.label, "answer", used),
+            "locked": False,
+            "schema_version": 3,
+            "solution": True,
+            "task": False,
+        }
+        if ex.check_cell is not None:
+            nb.cells[ex.check_cell].metadata["nbgrader"] = {
+                "grade": True,
+                "grade_id": _grade_id(name, ex.label, "tests", used),
+                "locked": True,
+                "points": points,
+                "schema_version": 3,
+                "solution": False,
+                "task": False,
+            }
+    return nb, exercises
