@@ -2,10 +2,10 @@
 
 - :func:`recall_task` — a long-range recall task whose dependency distance is a parameter;
 - :func:`associative_recall` — recall the value of one of ``K`` key-value pairs: how much a model must keep;
-- :func:`toy_corpus` — English sentences from a template grammar with word categories, for learning embeddings;
-- :func:`skipgram_pairs` — (centre word, context word) pairs for a skip-gram model;
 - :func:`load_digits` — the 1,797 8 x 8 handwritten digits shipped as ``data/digits.npz`` (UCI, CC BY 4.0; see
   ``data/SOURCES.md``), verified against their SHA-256 checksum. Nothing is downloaded.
+
+The toy corpus for word embeddings (notebook 01) is in :mod:`course_lib.corpus`.
 
 Shape legend: ``N`` examples, ``L`` sequence length.
 """
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,14 +23,7 @@ from torch import Tensor
 from .paths import DATA_DIR
 from .validate import integer
 
-__all__ = [
-    "WORD_CATEGORIES",
-    "associative_recall",
-    "recall_task",
-    "recall_token_names",
-    "skipgram_pairs",
-    "toy_corpus",
-]
+__all__ = ["associative_recall", "recall_task", "recall_token_names"]
 
 
 def recall_task(
@@ -166,82 +157,6 @@ def associative_recall(
     keys = torch.cat([keys.masked_fill(padding, num_keys), query[:, None]], dim=1)  # (N, P + 1)
     values = torch.cat([values.masked_fill(padding, num_values + 1), torch.full_like(query[:, None], num_values)], 1)
     return keys, values, targets
-
-
-#: The word categories of :func:`toy_corpus` (every content word belongs to exactly one).
-WORD_CATEGORIES: dict[str, list[str]] = {
-    "animal": ["cat", "dog", "horse", "cow", "sheep", "rabbit"],
-    "person": ["teacher", "doctor", "farmer", "student", "cook"],
-    "food": ["apple", "bread", "cheese", "rice", "soup", "cake"],
-    "place": ["kitchen", "garden", "park", "school", "market"],
-    "colour": ["red", "green", "blue", "yellow", "white"],
-    "vehicle": ["car", "bus", "truck", "bike"],
-    "animal_verb": ["runs", "sleeps", "jumps", "plays"],
-    "eat_verb": ["eats", "buys", "cooks"],
-    "care_verb": ["feeds", "washes", "walks"],
-}
-
-# Each template is a sequence of literal words and {category} slots, drawn with equal probability.
-_TEMPLATES = [
-    "the {animal} {animal_verb} in the {place}",
-    "the {person} {eat_verb} the {colour} {food}",
-    "the {animal} eats the {food}",
-    "the {person} {care_verb} the {animal}",
-    "the {food} is {colour}",
-    "the {person} works at the {place}",
-    "the {colour} {vehicle} goes to the {place}",
-    "the {person} drives the {vehicle}",
-]
-
-
-def toy_corpus(num_sentences: int, *, seed: int = 0) -> list[str]:
-    """``num_sentences`` English sentences drawn from a small template grammar (see ``_TEMPLATES``).
-
-    Words of one category (``WORD_CATEGORIES``) fill the same slots, so they occur in the same contexts — the
-    distributional signal an embedding model can pick up. Generated here from ``seed`` with Python's ``random``
-    (a private ``random.Random``), so it needs no file and no license. Tokens are separated by single spaces.
-    """
-    integer("num_sentences", num_sentences, minimum=1)
-    rng = random.Random(seed)
-    sentences = []
-    for _ in range(num_sentences):
-        template = rng.choice(_TEMPLATES)
-        words = []
-        for part in template.split():
-            if part.startswith("{"):
-                words.append(rng.choice(WORD_CATEGORIES[part[1:-1]]))
-            else:
-                words.append(part)
-        sentences.append(" ".join(words))
-    return sentences
-
-
-def skipgram_pairs(sentences: Sequence[Tensor], window: int = 2) -> tuple[Tensor, Tensor]:
-    """All (centre, context) index pairs with ``0 < |offset| <= window`` inside each sentence.
-
-    Args:
-        sentences: encoded sentences, each a 1-D int64 tensor (e.g. from ``Vocab.encode``).
-        window: how many words on each side count as context.
-
-    Returns:
-        ``(centres, contexts)``, both ``(N,)`` int64: the input and the target of a skip-gram model
-        (Mikolov et al., 2013), grouped by sentence, then by offset ``-window .. window``.
-    """
-    integer("window", window, minimum=1)
-    centres, contexts = [], []
-    for s in sentences:
-        if not isinstance(s, Tensor) or s.dim() != 1:
-            raise ValueError("each sentence must be a 1-D tensor of token indices")
-        n = len(s)
-        for offset in range(-window, window + 1):
-            if offset == 0 or abs(offset) >= n:
-                continue
-            lo, hi = max(0, -offset), min(n, n - offset)  # centre positions whose context position is inside
-            centres.append(s[lo:hi])
-            contexts.append(s[lo + offset : hi + offset])
-    if not centres:
-        return torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
-    return torch.cat(centres), torch.cat(contexts)
 
 
 # ---------------------------------------------------------------- shipped data: handwritten digits (notebooks 09, 10)

@@ -3,14 +3,8 @@
 import pytest
 import torch
 
-from course_lib.data import (
-    WORD_CATEGORIES,
-    associative_recall,
-    recall_task,
-    recall_token_names,
-    skipgram_pairs,
-    toy_corpus,
-)
+from course_lib.corpus import WORD_CATEGORIES, skipgram_pairs, toy_corpus
+from course_lib.data import associative_recall, recall_task, recall_token_names
 from course_lib.sequences import build_vocab
 
 # ---------------------------------------------------------------- associative recall
@@ -175,3 +169,5 @@ def test_skipgram_pairs_edge_cases():
         skipgram_pairs([torch.tensor([1, 2])], window=0)
     with pytest.raises(ValueError, match="1-D tensor"):
         skipgram_pairs([torch.tensor([[1, 2]])])
+    with pytest.raises(TypeError, match=r"sentences\[0\] must be a torch.Tensor, got list"):
+        skipgram_pairs([[1, 2]])

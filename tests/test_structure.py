@@ -17,7 +17,6 @@ MAX_FUNCTION_LINES = 60
 # Remove an entry when its module is split; the test below fails when an entry is no longer needed.
 OVERSIZED_MODULES = {
     "kernels": 485,
-    "data": 309,
 }
 LONG_FUNCTIONS = {
     "kernels._flash_attention_fwd": 103,
@@ -134,6 +133,7 @@ CORE = [
     "conv",
     "sequences",
     "data",
+    "corpus",
     "checks",
     "device",
     "validate",

@@ -1,0 +1,96 @@
+"""A toy corpus for learning word embeddings (notebook 01): sentences from a template grammar whose word categories
+are known, and the (centre word, context word) pairs of a skip-gram model.
+
+- :func:`toy_corpus` — English sentences from a template grammar with word categories (:data:`WORD_CATEGORIES`);
+- :func:`skipgram_pairs` — (centre, context) index pairs within a window, for a skip-gram model.
+
+Shape legend: ``N`` pairs, ``L`` sentence length. Generated from a seed: no download, no license.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from .validate import integer, shape_of, tensor
+
+__all__ = ["WORD_CATEGORIES", "skipgram_pairs", "toy_corpus"]
+
+
+#: The word categories of :func:`toy_corpus` (every content word belongs to exactly one).
+WORD_CATEGORIES: dict[str, list[str]] = {
+    "animal": ["cat", "dog", "horse", "cow", "sheep", "rabbit"],
+    "person": ["teacher", "doctor", "farmer", "student", "cook"],
+    "food": ["apple", "bread", "cheese", "rice", "soup", "cake"],
+    "place": ["kitchen", "garden", "park", "school", "market"],
+    "colour": ["red", "green", "blue", "yellow", "white"],
+    "vehicle": ["car", "bus", "truck", "bike"],
+    "animal_verb": ["runs", "sleeps", "jumps", "plays"],
+    "eat_verb": ["eats", "buys", "cooks"],
+    "care_verb": ["feeds", "washes", "walks"],
+}
+
+# Each template is a sequence of literal words and {category} slots, drawn with equal probability.
+_TEMPLATES = [
+    "the {animal} {animal_verb} in the {place}",
+    "the {person} {eat_verb} the {colour} {food}",
+    "the {animal} eats the {food}",
+    "the {person} {care_verb} the {animal}",
+    "the {food} is {colour}",
+    "the {person} works at the {place}",
+    "the {colour} {vehicle} goes to the {place}",
+    "the {person} drives the {vehicle}",
+]
+
+
+def toy_corpus(num_sentences: int, *, seed: int = 0) -> list[str]:
+    """``num_sentences`` English sentences drawn from a small template grammar (see ``_TEMPLATES``).
+
+    Words of one category (``WORD_CATEGORIES``) fill the same slots, so they occur in the same contexts — the
+    distributional signal an embedding model can pick up. Generated here from ``seed`` with Python's ``random``
+    (a private ``random.Random``), so it needs no file and no license. Tokens are separated by single spaces.
+    """
+    integer("num_sentences", num_sentences, minimum=1)
+    rng = random.Random(seed)
+    sentences = []
+    for _ in range(num_sentences):
+        template = rng.choice(_TEMPLATES)
+        words = []
+        for part in template.split():
+            if part.startswith("{"):
+                words.append(rng.choice(WORD_CATEGORIES[part[1:-1]]))
+            else:
+                words.append(part)
+        sentences.append(" ".join(words))
+    return sentences
+
+
+def skipgram_pairs(sentences: Sequence[Tensor], window: int = 2) -> tuple[Tensor, Tensor]:
+    """All (centre, context) index pairs with ``0 < |offset| <= window`` inside each sentence.
+
+    Args:
+        sentences: encoded sentences, each a 1-D int64 tensor (e.g. from ``Vocab.encode``).
+        window: how many words on each side count as context.
+
+    Returns:
+        ``(centres, contexts)``, both ``(N,)`` int64: the input and the target of a skip-gram model
+        (Mikolov et al., 2013), grouped by sentence, then by offset ``-window .. window``.
+    """
+    integer("window", window, minimum=1)
+    centres, contexts = [], []
+    for i, s in enumerate(sentences):
+        if tensor(f"sentences[{i}]", s).dim() != 1:
+            raise ValueError(f"sentences[{i}] must be a 1-D tensor of token indices (L,), got shape {shape_of(s)}")
+        n = len(s)
+        for offset in range(-window, window + 1):
+            if offset == 0 or abs(offset) >= n:
+                continue
+            lo, hi = max(0, -offset), min(n, n - offset)  # centre positions whose context position is inside
+            centres.append(s[lo:hi])
+            contexts.append(s[lo + offset : hi + offset])
+    if not centres:
+        return torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+    return torch.cat(centres), torch.cat(contexts)
