@@ -9,7 +9,8 @@ from .kernels_bench import TOLERANCE, _inputs, _rel_error, attention_flops, tflo
 
 __all__ = ["EXPLORE_CONFIGS", "explore", "sdpa_backends"]
 
-# A wider net than the autotuner's list (course_lib.kernels._CONFIGS), for --explore: (BLOCK_M, BLOCK_N, warps, stages).
+# A wider net than the autotuner's list (course_lib.flash_kernel.CONFIGS), for --explore:
+# (BLOCK_M, BLOCK_N, warps, stages).
 EXPLORE_CONFIGS = [(bm, bn, w, s) for bm, bn in [(128, 64), (128, 128)] for w in (4, 8) for s in (2, 3, 4)] + [
     (64, 64, 4, 3),
     (64, 32, 4, 3),

@@ -32,8 +32,9 @@ def _import_kernels():
         )
         already = "course_lib.kernels" in sys.modules
         module = importlib.import_module("course_lib.kernels")
-        if already and module.built_for_interpreter() != INTERPRET:
-            module = importlib.reload(module)  # imported earlier with another TRITON_INTERPRET: decorate again
+        if already and module.built_for_interpreter() != INTERPRET:  # imported with another TRITON_INTERPRET:
+            importlib.reload(importlib.import_module("course_lib.flash_kernel"))  # decorate the kernel again,
+            module = importlib.reload(module)  # then bind the launcher to it
         return module
     finally:
         if saved is None:
@@ -142,7 +143,8 @@ def _config_id(c: dict) -> str:
     return f"M{c['BLOCK_M']}N{c['BLOCK_N']}w{c['num_warps']}s{c['num_stages']}"
 
 
-AUTOTUNE_CONFIGS = [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages} for c in kernels._CONFIGS]
+_TUNED = sys.modules["course_lib.flash_kernel"].CONFIGS  # the kernel module that course_lib.kernels launches
+AUTOTUNE_CONFIGS = [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages} for c in _TUNED]
 if INTERPRET:
     # num_warps and num_stages mean nothing to the interpreter, so each tile shape that the autotuner (or
     # `kernels_bench --explore`) may run on a GPU is run once. N = 300 is ragged for every BLOCK_N (32, 64, 128) and
