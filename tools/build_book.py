@@ -30,6 +30,9 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
+from nbconvert.preprocessors import TagRemovePreprocessor
+
 from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
 
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
@@ -279,9 +282,10 @@ def static_widgets(nb: dict) -> dict:
 
 
 def remove_tagged_cells(nb: dict, tag: str = REMOVE_TAG) -> dict:
-    nb = copy.deepcopy(nb)
-    nb["cells"] = [c for c in nb["cells"] if tag not in c.get("metadata", {}).get("tags", [])]
-    return nb
+    """A copy of ``nb`` without the cells tagged ``tag`` (nbconvert's TagRemovePreprocessor)."""
+    node = nbformat.from_dict(copy.deepcopy(nb))
+    TagRemovePreprocessor(remove_cell_tags={tag}).preprocess(node, {})
+    return node
 
 
 def slide_types(nb: dict) -> dict:
