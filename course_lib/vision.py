@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .multihead import MultiHeadAttention
+from .models import TransformerEncoderBlock
 from .validate import integer, shape_of, tensor
 
 __all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]
@@ -124,37 +124,24 @@ class PatchEmbedding(nn.Module):
         return f"in_channels={self.in_channels}, patch_size={self.patch_size}, d_model={self.d_model}"
 
 
-class ViTBlock(nn.Module):
-    r"""A pre-norm Transformer encoder block, as in ViT: attention and an MLP, each inside a residual connection.
+class ViTBlock(TransformerEncoderBlock):
+    r"""The pre-norm Transformer encoder block of ViT: attention and an MLP, each inside a residual connection.
 
     .. math::  x \leftarrow x + \operatorname{MHA}(\operatorname{LN}(x)), \qquad
                x \leftarrow x + \operatorname{MLP}(\operatorname{LN}(x)),
 
-    with :class:`course_lib.MultiHeadAttention` and
-    ``MLP = Linear(D, mlp_ratio * D) → GELU → Linear(mlp_ratio * D, D)``.
+    that is :class:`course_lib.models.TransformerEncoderBlock` with ``norm_first=True``, GELU, no dropout and
+    ``MLP = Linear(D, mlp_ratio * D) → GELU → Linear(mlp_ratio * D, D)`` (``linear1``, ``linear2``); the attention
+    is its ``self_attn``, a :class:`course_lib.MultiHeadAttention`.
 
-    Forward:
-        ``x`` ``(B, L, D)`` → ``(B, L, D)``; with ``return_weights=True`` also the attention weights ``(B, Hd, L, L)``.
+    Forward (inherited): ``x`` ``(B, L, D)`` → ``(B, L, D)``; with ``return_weights=True`` also the attention weights
+    ``(B, Hd, L, L)``.
     """
 
     def __init__(self, d_model: int, num_heads: int, mlp_ratio: int = 2):
-        super().__init__()
         integer("mlp_ratio", mlp_ratio, minimum=1)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.attention = MultiHeadAttention(d_model, num_heads)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.mlp = nn.Sequential(
-            nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(), nn.Linear(mlp_ratio * d_model, d_model)
-        )
-
-    def forward(
-        self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
-    ) -> Tensor | tuple[Tensor, Tensor]:
-        """``x (B, L, D)`` → ``(B, L, D)`` (and the weights ``(B, Hd, L, L)`` with ``return_weights``)."""
-        attended, weights = self.attention(self.norm1(x), mask=mask, return_weights=True)  # (B, L, D), (B, Hd, L, L)
-        x = x + attended
-        x = x + self.mlp(self.norm2(x))  # (B, L, D)
-        return (x, weights) if return_weights else x
+        d_ff = mlp_ratio * d_model
+        super().__init__(d_model, num_heads, d_ff=d_ff, dropout=0.0, activation="gelu", norm_first=True)
 
 
 class TinyViT(nn.Module):

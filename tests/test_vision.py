@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_lib import MultiHeadAttention
+from course_lib import MultiHeadAttention, TransformerEncoderBlock
 from course_lib.vision import PatchEmbedding, TinyCNN, TinyViT, ViTBlock, patchify, unpatchify
 
 
@@ -101,13 +101,23 @@ def test_vit_block_equals_its_formula():
     torch.manual_seed(0)
     block = ViTBlock(16, 4).double()
     x = torch.randn(3, 5, 16, dtype=torch.float64)
-    assert isinstance(block.attention, MultiHeadAttention)
-    h = x + block.attention(block.norm1(x))
-    expected = h + block.mlp[2](F.gelu(block.mlp[0](block.norm2(h))))
+    assert isinstance(block.self_attn, MultiHeadAttention) and block.norm_first
+    h = x + block.self_attn(block.norm1(x))
+    expected = h + block.linear2(F.gelu(block.linear1(block.norm2(h))))
     out, weights = block(x, return_weights=True)
     torch.testing.assert_close(out, expected)
     assert weights.shape == (3, 4, 5, 5)
     torch.testing.assert_close(weights.sum(-1), torch.ones(3, 4, 5, dtype=torch.float64))
+
+
+def test_vit_block_is_the_encoder_block_with_vit_settings():
+    # Same random draws in the same order: the same weights, and the same outputs, as the course's encoder block.
+    torch.manual_seed(0)
+    vit_block = ViTBlock(32, 4, mlp_ratio=2)
+    torch.manual_seed(0)
+    block = TransformerEncoderBlock(32, 4, d_ff=64, dropout=0.0, activation="gelu", norm_first=True)
+    x = torch.randn(2, 7, 32)
+    torch.testing.assert_close(vit_block(x), block(x), rtol=0, atol=0)
 
 
 def test_vit_forward_by_hand(device):
@@ -122,14 +132,14 @@ def test_vit_forward_by_hand(device):
     for block in vit.blocks:
         torch_mha = nn.MultiheadAttention(8, 2, batch_first=True).double().to(device)
         with torch.no_grad():
-            a = block.attention
+            a = block.self_attn
             torch_mha.in_proj_weight.copy_(torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]))
             torch_mha.in_proj_bias.copy_(torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
             torch_mha.out_proj.weight.copy_(a.w_o.weight)
             torch_mha.out_proj.bias.copy_(a.w_o.bias)
         n = block.norm1(x)
         x = x + torch_mha(n, n, n, need_weights=False)[0]
-        x = x + block.mlp(block.norm2(x))
+        x = x + block.linear2(F.gelu(block.linear1(block.norm2(x))))
     expected = vit.head(vit.norm(x[:, 0]))
     logits, weights = vit(images, return_weights=True)
     assert logits.shape == (5, 3) and len(weights) == 2 and weights[0].shape == (5, 2, 5, 5)
