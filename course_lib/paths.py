@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+__all__ = ["BRANCH", "DATA_DIR", "GITHUB_REPOSITORY", "NOTEBOOKS_DIR", "REPOSITORY_URL", "ROOT"]
+
 ROOT = Path(__file__).resolve().parent.parent  #: the repository root (for an editable install)
 DATA_DIR = ROOT / "data"  #: shipped data sets, see data/SOURCES.md
 NOTEBOOKS_DIR = ROOT / "notebooks"

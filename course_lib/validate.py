@@ -134,28 +134,22 @@ def attention_inputs(q: object, k: object, v: object | None = None) -> tuple[int
             f"q and k must have the same last dimension d_k: q has shape {shape_of(q)} (d_k={q.shape[-1]}) "
             f"but k has shape {shape_of(k)} (d_k={k.shape[-1]})"
         )
-    if v is None:
-        try:
-            return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]))
-        except RuntimeError:
+    named = {"q": q, "k": k}
+    if v is not None:
+        tensor("v", v, min_dim=2, floating=True, layout="(..., length, width)")
+        if v.dtype != q.dtype:
+            raise TypeError(f"v must have the same dtype as q, got q {q.dtype} and v {v.dtype}")
+        if v.shape[-2] != k.shape[-2]:
             raise ValueError(
-                f"the batch dimensions of q and k do not broadcast: q has shape {shape_of(q)}, "
-                f"k has shape {shape_of(k)}"
-            ) from None
-    tensor("v", v, min_dim=2, floating=True, layout="(..., length, width)")
-    if v.dtype != q.dtype:
-        raise TypeError(f"v must have the same dtype as q, got q {q.dtype} and v {v.dtype}")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same length S: k has shape {shape_of(k)} (S={k.shape[-2]}) "
-            f"but v has shape {shape_of(v)} (S={v.shape[-2]})"
-        )
+                f"k and v must have the same length S: k has shape {shape_of(k)} (S={k.shape[-2]}) "
+                f"but v has shape {shape_of(v)} (S={v.shape[-2]})"
+            )
+        named["v"] = v
     try:
-        return tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+        return tuple(torch.broadcast_shapes(*(t.shape[:-2] for t in named.values())))
     except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions of q, k and v do not broadcast: q {shape_of(q)}, k {shape_of(k)}, v {shape_of(v)}"
-        ) from None
+        shapes = ", ".join(f"{name} has shape {shape_of(t)}" for name, t in named.items())
+        raise ValueError(f"the batch dimensions of {', '.join(named)} do not broadcast: {shapes}") from None
 
 
 def same_length(q: Tensor, k: Tensor, what: str) -> int:

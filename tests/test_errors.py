@@ -237,3 +237,10 @@ def test_wrong_type_is_a_type_error_and_wrong_value_a_value_error(name):
     if wrong_value is not None:
         with pytest.raises(ValueError, match=argument):
             wrong_value()
+
+
+def test_batch_dimensions_that_do_not_broadcast_name_every_input():
+    with pytest.raises(ValueError, match=r"batch dimensions of q, k do not broadcast: q has shape \(2, 5, 4\)"):
+        cl.attention_weights(Q, torch.randn(3, 5, 4))
+    with pytest.raises(ValueError, match=r"of q, k, v do not broadcast: .* v has shape \(3, 5, 4\)"):
+        cl.scaled_dot_product_attention(Q, Q, torch.randn(3, 5, 4))

@@ -159,3 +159,15 @@ def test_lazy_names_are_the_same_objects_as_in_their_modules():
     assert set(course_lib.__all__) <= set(dir(course_lib))
     with pytest.raises(AttributeError, match="no_such_name"):
         course_lib.no_such_name  # noqa: B018
+
+
+def test_the_package_exports_only_what_each_module_declares_public():
+    # course_lib/__init__.py lists its names per module so that it can import them lazily; that list must stay a
+    # part of each module's own __all__ (a name renamed or dropped there fails here, not in a notebook).
+    import importlib
+
+    import course_lib
+
+    for module, names in course_lib._EXPORTS.items():
+        declared = set(importlib.import_module(f"course_lib.{module}").__all__)
+        assert set(names) <= declared, f"course_lib.{module}.__all__ lacks {sorted(set(names) - declared)}"
