@@ -122,7 +122,7 @@ def _attend_to_tiles(
         # -- scores of this tile: s = q kᵀ, (BLOCK_M, D) x (D, BLOCK_N) on the tensor cores, float32 result.
         #    q already carries scale·log2(e), so s is in base-2 units: softmax weights are exp2(s - max).
         k = _load_kv_tile(K_head, k_desc, start_n, tile_offsets, N, HEAD_DIM, BLOCK_N, MASKED, USE_TMA)
-        if UPCAST_DOTS:  # interpreter only, see flash_attention_fwd
+        if UPCAST_DOTS:  # interpreter only, see _load_query
             k = k.to(tl.float32)
         s = tl.dot(q, tl.trans(k))
 
@@ -155,81 +155,16 @@ def _attend_to_tiles(
 
 
 @triton.jit
-def flash_attention_fwd(
-    Q,
-    K,
-    V,
-    Out,  # pointers to the first element of the (B, H, N, D) tensors
-    qk_scale,  # (1/√D) · log2(e), a float
-    N,  # sequence length (runtime value: one compiled kernel serves every N)
-    HEAD_DIM: tl.constexpr,  # D: a compile-time constant, 64 or 128
-    CAUSAL: tl.constexpr,
-    USE_TMA: tl.constexpr,  # load through Hopper TMA tensor descriptors instead of plain pointers
-    UPCAST_DOTS: tl.constexpr,  # True only under the CPU interpreter with bfloat16, see below
-    BLOCK_M: tl.constexpr,  # chosen by the autotuner (or passed explicitly)
-    BLOCK_N: tl.constexpr,
-):
-    # ---- Which tile am I? Grid = (number of query tiles, B·H). --------------------------------------------------
-    tile_m = tl.program_id(0)
-    if CAUSAL:
-        # Under a causal mask the last query tiles have the most keys to visit: launch them first so the
-        # short tiles fill the gaps at the end instead of leaving the GPU half idle.
-        tile_m = tl.num_programs(0) - 1 - tile_m
-    head = tl.program_id(1)  # flat index b·H + h
-    start_m = tile_m * BLOCK_M  # first query row of this tile
+def _head_descriptor(ptr, N, HEAD_DIM: tl.constexpr, BLOCK: tl.constexpr):
+    """A TMA descriptor over one head's (N, D) rows, moved BLOCK rows at a time. Its shape stops at row N, so loads
+    past it are zero-filled and stores past it are dropped by the hardware: a tile never spills into the next head."""
+    return tl.make_tensor_descriptor(ptr, shape=[N, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK, HEAD_DIM])
 
-    # ---- Where is my head? Contiguous (B, H, N, D): head `head` starts head·N·D elements in. int64 because
-    #      B·H·N·D can exceed 2³¹.
-    head_offset = head.to(tl.int64) * N * HEAD_DIM
-    Q_head = Q + head_offset
-    K_head = K + head_offset
-    V_head = V + head_offset
-    O_head = Out + head_offset
 
-    offs_m = start_m + tl.arange(0, BLOCK_M)  # (BLOCK_M,) query positions of this tile
-    offs_d = tl.arange(0, HEAD_DIM)  # (D,)
-    tile_offsets = tl.arange(0, BLOCK_N)[:, None] * HEAD_DIM + offs_d[None, :]  # (BLOCK_N, D) offsets in a tile
-
-    if USE_TMA:
-        # One descriptor per tensor and head: shape (N, D), so loads past row N are zero-filled and stores past
-        # row N are dropped by the hardware -- the tiles never spill into the next head.
-        q_desc = tl.make_tensor_descriptor(
-            Q_head, shape=[N, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM]
-        )
-        k_desc = tl.make_tensor_descriptor(
-            K_head, shape=[N, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM]
-        )
-        v_desc = tl.make_tensor_descriptor(
-            V_head, shape=[N, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM]
-        )
-        o_desc = tl.make_tensor_descriptor(
-            O_head, shape=[N, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM]
-        )
-        q = q_desc.load([start_m, 0])
-    else:
-        q_desc = None
-        k_desc = None
-        v_desc = None
-        o_desc = None
-        q_ptrs = Q_head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]  # (BLOCK_M, D)
-        q = tl.load(q_ptrs, mask=offs_m[:, None] < N, other=0.0)  # rows past N: zeros (never stored)
-
-    # ---- The query tile stays on-chip for the whole loop. Fold (1/√D)·log2(e) into it once (trick 2): the
-    #      BLOCK_M·D multiplies here replace BLOCK_M·BLOCK_N multiplies in every step of the loop.
-    q = (q.to(tl.float32) * qk_scale).to(q.dtype)
-    if UPCAST_DOTS:
-        # Triton's CPU interpreter computes tl.dot of bfloat16 tiles wrongly (it multiplies the raw bits), so under
-        # the interpreter the already-rounded operands are widened to float32: same values, correct products.
-        # On a GPU this flag is always False and the dots run on bf16/fp16 tensor cores.
-        q = q.to(tl.float32)
-
-    # ---- Running softmax state, float32, in registers.
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)  # running max: nothing seen yet
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)  # running denominator
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # running numerator (unnormalised output)
-
-    # ---- Two passes over the keys (tricks 4 and 5): first the tiles that every query of this tile sees whole, with
-    #      no mask and no bounds check, then the rest with the mask.
+@triton.jit
+def _key_ranges(start_m, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    """Where the query tile starting at row start_m visits keys: (full_end, masked_end). Tiles in [0, full_end) are
+    seen whole by every query of the tile (no mask, no bounds check); tiles in [full_end, masked_end) need the mask."""
     if CAUSAL:
         # Keys 0 .. start_m-1 lie left of the diagonal for every query here (needs BLOCK_M % BLOCK_N == 0); then
         # the diagonal block, clipped to N. Tiles right of it are never visited: half a causal attention saved.
@@ -240,6 +175,92 @@ def flash_attention_fwd(
         # BLOCK_N), if there is one, masked.
         full_end = (N // BLOCK_N) * BLOCK_N
         masked_end = N
+    return full_end, masked_end
+
+
+@triton.jit
+def _first_query_row(BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+    """The first query row of this program's tile. Grid = (number of query tiles, B·H)."""
+    tile_m = tl.program_id(0)
+    if CAUSAL:
+        # Under a causal mask the last query tiles have the most keys to visit: launch them first so the
+        # short tiles fill the gaps at the end instead of leaving the GPU half idle.
+        tile_m = tl.num_programs(0) - 1 - tile_m
+    return tile_m * BLOCK_M
+
+
+@triton.jit
+def _load_query(
+    head_ptr, desc, start_m, offs_m, offs_d, N, qk_scale, HEAD_DIM: tl.constexpr, USE_TMA: tl.constexpr,
+    UPCAST_DOTS: tl.constexpr,
+):  # fmt: skip
+    """This tile's query rows (BLOCK_M, D), already multiplied by qk_scale; rows past N are zeros (never stored)."""
+    if USE_TMA:
+        q = desc.load([start_m, 0])
+    else:
+        q = tl.load(head_ptr + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < N, other=0.0)
+    # The query tile stays on-chip for the whole loop. Fold (1/√D)·log2(e) into it once (trick 2): the
+    # BLOCK_M·D multiplies here replace BLOCK_M·BLOCK_N multiplies in every step of the loop.
+    q = (q.to(tl.float32) * qk_scale).to(q.dtype)
+    if UPCAST_DOTS:
+        # Triton's CPU interpreter computes tl.dot of bfloat16 tiles wrongly (it multiplies the raw bits), so under
+        # the interpreter the already-rounded operands are widened to float32: same values, correct products.
+        # On a GPU this flag is always False and the dots run on bf16/fp16 tensor cores.
+        q = q.to(tl.float32)
+    return q
+
+
+@triton.jit
+def _store_rows(out, head_ptr, desc, start_m, offs_m, offs_d, N, HEAD_DIM: tl.constexpr, USE_TMA: tl.constexpr):
+    """Write the finished (BLOCK_M, D) output tile; rows past N are dropped."""
+    if USE_TMA:
+        desc.store([start_m, 0], out)
+    else:
+        tl.store(head_ptr + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out, mask=offs_m[:, None] < N)
+
+
+@triton.jit
+def flash_attention_fwd(
+    Q,
+    K,
+    V,
+    Out,  # pointers to the first element of the (B, H, N, D) tensors
+    qk_scale,  # (1/√D) · log2(e), a float
+    N,  # sequence length (runtime value: one compiled kernel serves every N)
+    HEAD_DIM: tl.constexpr,  # D: a compile-time constant, 64 or 128
+    CAUSAL: tl.constexpr,
+    USE_TMA: tl.constexpr,  # load through Hopper TMA tensor descriptors instead of plain pointers
+    UPCAST_DOTS: tl.constexpr,  # True only under the CPU interpreter with bfloat16, see _load_query
+    BLOCK_M: tl.constexpr,  # chosen by the autotuner (or passed explicitly)
+    BLOCK_N: tl.constexpr,
+):
+    start_m = _first_query_row(BLOCK_M, CAUSAL)  # this program's query rows: start_m .. start_m + BLOCK_M - 1
+
+    # ---- Where is my head? Contiguous (B, H, N, D): head b·H + h starts (b·H + h)·N·D elements in (int64: > 2³¹).
+    head_offset = tl.program_id(1).to(tl.int64) * N * HEAD_DIM
+    Q_head, K_head, V_head, O_head = Q + head_offset, K + head_offset, V + head_offset, Out + head_offset
+
+    offs_m = start_m + tl.arange(0, BLOCK_M)  # (BLOCK_M,) query positions of this tile
+    offs_d = tl.arange(0, HEAD_DIM)  # (D,)
+    tile_offsets = tl.arange(0, BLOCK_N)[:, None] * HEAD_DIM + offs_d[None, :]  # (BLOCK_N, D) offsets in a tile
+
+    if USE_TMA:  # one descriptor per tensor and head
+        q_desc = _head_descriptor(Q_head, N, HEAD_DIM, BLOCK_M)
+        k_desc = _head_descriptor(K_head, N, HEAD_DIM, BLOCK_N)
+        v_desc = _head_descriptor(V_head, N, HEAD_DIM, BLOCK_N)
+        o_desc = _head_descriptor(O_head, N, HEAD_DIM, BLOCK_M)
+    else:
+        q_desc, k_desc, v_desc, o_desc = None, None, None, None
+    q = _load_query(Q_head, q_desc, start_m, offs_m, offs_d, N, qk_scale, HEAD_DIM, USE_TMA, UPCAST_DOTS)
+
+    # ---- Running softmax state, float32, in registers.
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)  # running max: nothing seen yet
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)  # running denominator
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)  # running numerator (unnormalised output)
+
+    # ---- Two passes over the keys (tricks 4 and 5): first the tiles that every query of this tile sees whole, with
+    #      no mask and no bounds check, then the rest with the mask.
+    full_end, masked_end = _key_ranges(start_m, N, BLOCK_M, BLOCK_N, CAUSAL)
     acc, l_i, m_i = _attend_to_tiles(
         acc, l_i, m_i, q, K_head=K_head, V_head=V_head, k_desc=k_desc, v_desc=v_desc, tile_offsets=tile_offsets,
         offs_m=offs_m, N=N, lo=0, hi=full_end, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASKED=False, CAUSAL=CAUSAL,
@@ -253,11 +274,7 @@ def flash_attention_fwd(
 
     # ---- Epilogue (trick 3): one division per output element, then back to fp16/bf16 and out to global memory.
     out = (acc / l_i[:, None]).to(Out.dtype.element_ty)
-    if USE_TMA:
-        o_desc.store([start_m, 0], out)  # rows past N are dropped by the TMA unit
-    else:
-        o_ptrs = O_head + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
-        tl.store(o_ptrs, out, mask=offs_m[:, None] < N)
+    _store_rows(out, O_head, o_desc, start_m, offs_m, offs_d, N, HEAD_DIM, USE_TMA)
 
 
 # The configurations the autotuner times, once per (N, D, causal, TMA), on the first call with a new key.
@@ -265,15 +282,9 @@ def flash_attention_fwd(
 # BLOCK_M × BLOCK_N) against fewer loop steps; num_stages = how many K/V tiles are in flight ahead of the compute.
 CONFIGS = [
     triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-    for bm, bn, w, s in [
-        (128, 64, 4, 3),
-        (128, 64, 4, 4),
-        (128, 64, 8, 3),
-        (128, 128, 8, 2),
-        (128, 128, 8, 3),
-        (64, 64, 4, 3),
-    ]
-]
+    for bm, bn, w, s in [(128, 64, 4, 3), (128, 64, 4, 4), (128, 64, 8, 3),
+                         (128, 128, 8, 2), (128, 128, 8, 3), (64, 64, 4, 3)]
+]  # fmt: skip
 
 flash_attention_fwd_tuned = triton.autotune(configs=CONFIGS, key=["N", "HEAD_DIM", "CAUSAL", "USE_TMA"])(
     flash_attention_fwd
