@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from markdown_it import MarkdownIt
 from nbconvert.preprocessors import TagRemovePreprocessor
 
 from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
@@ -84,47 +85,33 @@ def slides_name(notebook: str | Path) -> str:
 # ----------------------------------------------------------------------------------------- course map
 
 
-def split_row(line: str) -> list[str]:
-    """Cells of a Markdown table row (pipes inside backticks or escaped as \\| do not split)."""
-    cells, cell, in_code, i = [], "", False, 0
-    body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body) and body[i + 1] == "|":
-            cell += "\\|"
-            i += 2
-            continue
-        if ch == "`":
-            in_code = not in_code
-        if ch == "|" and not in_code:
-            cells.append(cell.strip())
-            cell = ""
-        else:
-            cell += ch
-        i += 1
-    cells.append(cell.strip())
-    return cells
+def course_map_rows(readme: str, heading: str = "Course map") -> list[list[str]]:
+    """The first table after the README heading ``## {heading}``: its header row, then its body rows.
 
-
-def course_map_table(readme: str, heading: str = "Course map") -> list[str]:
-    """The lines of the first Markdown table after the README heading `## {heading}`."""
-    lines = readme.splitlines()
-    start = next((i for i, line in enumerate(lines) if re.fullmatch(rf"##\s+{re.escape(heading)}\s*", line)), None)
-    if start is None:
+    Parsed by markdown-it-py with GitHub's table rules (what a reader of the README sees on GitHub): each cell is
+    its Markdown source, a short row is padded with empty cells, and a pipe that is part of a cell's text is
+    written ``\\|`` again so the cell can go back into a table.
+    """
+    tokens = MarkdownIt("commonmark").enable("table").parse(readme)
+    found = None
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2" and tokens[i + 1].content.strip() == heading:
+            found = i
+            break
+    if found is None:
         raise ValueError(f"README has no '## {heading}' section")
-    table = []
-    for line in lines[start + 1 :]:
-        if line.startswith("#"):
+    rows, row = [], None
+    for token in tokens[found + 3 :]:
+        if token.type == "heading_open" or (token.type == "table_close" and rows):
             break
-        if line.lstrip().startswith("|"):
-            table.append(line.strip())
-        elif table:
-            break
-    if len(table) < 3 or not re.fullmatch(r"\|?\s*:?-{3,}.*", table[1]):
+        if token.type == "tr_open":
+            row = []
+            rows.append(row)
+        elif token.type == "inline" and row is not None:
+            row.append(token.content.replace("|", "\\|").strip())
+    if len(rows) < 2:
         raise ValueError(f"README's '## {heading}' section has no Markdown table")
-    return table
+    return rows
 
 
 def notebook_links(cell: str) -> list[str]:
@@ -149,8 +136,7 @@ def landing_course_map(readme: str, existing: dict[str, str]) -> str:
     notebook yet (the README marks it "planned") but whose number matches an existing notebook gets the link; an
     existing notebook without any row gets a row of its own at the end.
     """
-    rows = [split_row(line) for line in course_map_table(readme)]
-    header, body = rows[0], rows[2:]
+    header, *body = course_map_rows(readme)
     name_col = next((i for i, h in enumerate(header) if h.strip().lower() == "notebook"), min(1, len(header) - 1))
     by_number = {Path(nb).name[:2]: nb for nb in existing}
     out = ["| " + " | ".join([*header, "open"]) + " |", "|" + "---|" * (len(header) + 1)]
