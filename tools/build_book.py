@@ -291,13 +291,10 @@ def slide_types(nb: dict) -> dict:
 
 
 def links_cell(notebook: str) -> dict:
-    """A Markdown cell placed after a chapter's first cell in the book: its slides, Colab and Binder."""
-    links = (
-        f'<a href="../slides/{slides_name(notebook)}">Slides of this notebook</a> · '
-        f'<a href="{html.escape(colab_url(notebook))}">Open in Colab</a> · '
-        f'<a href="{html.escape(binder_url(notebook))}">Launch on Binder</a>'
-    )
-    return {"cell_type": "markdown", "metadata": {}, "source": f'<p class="course-links">{links}</p>'}
+    """A Markdown cell placed after a chapter's first cell in the book: a link to its slides. (Colab and Binder are
+    the book theme's launch buttons, configured in book/conf.py with the same repository and branch.)"""
+    link = f'<a href="../slides/{slides_name(notebook)}">Slides of this notebook</a>'
+    return {"cell_type": "markdown", "metadata": {}, "source": f'<p class="course-links">{link}</p>'}
 
 
 def book_notebook(nb: dict, notebook: str) -> dict:

@@ -4,8 +4,11 @@
 test in tests/e2e they are collected only when COURSE_E2E=1 (the make targets set it).
 """
 
+import html
 import re
 from pathlib import Path
+
+from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "build" / "html"
@@ -38,3 +41,17 @@ def test_sphinx_reported_no_warnings():
     if tolerated:
         print(f"{len(tolerated)} link(s) to notebooks not written yet, e.g. {tolerated[0]}")
     assert not errors, f"{len(errors)} Sphinx warning(s), e.g.:\n" + "\n".join(errors[:15])
+
+
+def test_every_chapter_launches_itself_in_colab_and_binder():
+    """The theme's launch buttons (book/conf.py) open the chapter's own notebook in this repository and branch:
+    the same URLs as the README's links (course_lib.paths, through tools/build_book.py)."""
+    build_book = load_tool("build_book")
+    chapters = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert chapters
+    for nb in chapters:
+        page = (HTML / "notebooks" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        path = f"notebooks/{nb.name}"
+        for url in (build_book.colab_url(path), build_book.binder_url(path)):
+            assert html.escape(url) in page or url in page, f"{nb.stem}.html has no launch button to {url}"
+        assert f"../slides/{build_book.slides_name(path)}" in page, f"{nb.stem}.html does not link its slides"
