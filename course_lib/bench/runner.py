@@ -169,7 +169,11 @@ def _peak_memory(setup: _Setup, method: str, n: int, args: list[Tensor], row: Be
 
 def _time_interleaved(setup: _Setup, n: int, calls: dict[str, int], repeats: int, args: list[Tensor], row):
     """Time each method ``calls[m]`` times, round by round (method 1, method 2, ..., then again), so that a change
-    in the machine's load hits every method alike. Returns the samples (seconds) and each method's last output."""
+    in the machine's load hits every method alike. Returns the samples (seconds) and each method's last output.
+
+    Not ``torch.utils.benchmark.Timer`` on purpose: it times one statement to the end before the next begins, so a
+    load change between two methods goes straight into their ratio, and it keeps neither the outputs (checked
+    against the reference) nor a method that ran out of memory apart from the others."""
     samples: dict[str, list[float]] = {m: [] for m in calls}
     outputs: dict[str, Tensor] = {}
     fns = {m: setup.method(m, n) for m in calls if calls[m] > 0}
