@@ -1,6 +1,6 @@
 # The two commands of the course (see README):
 #   make lab    open JupyterLab on the first notebook
-#   make test   unit tests, then strict nbval over every notebook
+#   make test   unit tests, then strict nbval over every notebook and over each notebook's core path alone
 # Both create .venv and install course_lib with its dependencies the first time.
 
 PYTHON ?= python3
@@ -15,11 +15,11 @@ NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cf
 # Two notebooks at a time (pytest-xdist); loadscope keeps each notebook's cells on one worker, in order.
 NBVAL_PARALLEL := -n 2 --dist loadscope
 
-.PHONY: lab test test-unit test-notebooks test-portable test-oldest test-gpu execute lint setup clean help
+.PHONY: lab test test-unit test-notebooks test-core-paths test-portable test-oldest test-gpu execute lint setup clean help
 
 help:
 	@echo "make lab        JupyterLab on notebooks/00_start_here.ipynb (sets up .venv on first use)"
-	@echo "make test       unit tests + strict nbval over every notebook (CPU)"
+	@echo "make test       unit tests + strict nbval over every notebook and every core path (CPU)"
 	@echo "make test-portable  strict nbval under several CPU profiles (tools/portability.py): outputs that hold anywhere"
 	@echo "make test-oldest    unit tests + the notebooks' checks with the oldest versions pyproject.toml allows"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
@@ -40,13 +40,21 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
 
-test: test-unit test-notebooks
+test: test-unit test-notebooks test-core-paths
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q
 
 test-notebooks: $(STAMP)
 	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) notebooks -q
+
+# Each notebook's core path (its cells without the deep dives, tools/sections.py) runs on its own in a fresh kernel
+# and prints what the whole notebook printed: a lecturer who runs only the core sees the numbers of the text.
+CORE_PATHS := build/core-paths
+test-core-paths: $(STAMP)
+	rm -rf $(CORE_PATHS)
+	$(BIN)/python tools/sections.py --core-paths $(CORE_PATHS) $(NOTEBOOKS)
+	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) $(CORE_PATHS) -q
 
 # The stored outputs must be what any CPU computes: strict nbval again under profiles that make this machine compute
 # like others (other vector kernels, BLAS code paths, thread counts). `make test` already ran the native profile.

@@ -40,6 +40,7 @@ BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
 GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 REMOVE_TAG = "remove-cell"  # cells the book and the slides leave out (the Colab set-up cell)
+OUTPUT_ONLY_TAG = "slide-output-only"  # code cells whose slide shows the output (a figure, a table) without the code
 CJK_FONT = ROOT / "data" / "fonts" / "NotoSansSC-CourseSubset.otf"  # book/conf.py copies it into _static/
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # The README's status marks, in characters that common text fonts have (a machine without an emoji font, like
@@ -306,8 +307,28 @@ def book_notebook(nb: dict, notebook: str) -> dict:
     return nb
 
 
+def _sibling_tool(name: str):
+    """tools/<name>.py as a module (build_book runs as a script and is loaded from its path by the tests)."""
+    import importlib.util
+
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
 def slides_notebook(nb: dict) -> dict:
-    return slide_types(remove_tagged_cells(static_widgets(nb)))
+    """The deck of a notebook. A notebook shaped into core and deep dives (tools/sections.py) gives the cells its
+    author marked with ``slideshow`` metadata, its other core prose as speaker notes, and code cells tagged
+    ``slide-output-only`` without their code; a notebook not yet shaped, every cell (a slide per section)."""
+    sections = _sibling_tool("sections")
+    nb = remove_tagged_cells(static_widgets(nb))
+    if not sections.is_sectioned(nb):
+        return slide_types(nb)
+    node = nbformat.from_dict(sections.slides(nb))
+    TagRemovePreprocessor(remove_input_tags={OUTPUT_ONLY_TAG}).preprocess(node, {})
+    return node
 
 
 # ------------------------------------------------------------------------------------------------ build

@@ -1,0 +1,272 @@
+"""Core path and deep dives: read, write and check the section badges, cell tags and slides of the notebooks.
+
+Every ``##`` section of a notebook (except the front and back matter: learning objectives, prerequisites, further
+reading) carries a badge on the line under its heading::
+
+    ## 3. All queries at once
+    <span class="section-badge core">● core · 15 min</span>
+
+    ### 5.5 A common claim, checked
+    <span class="section-badge deep-dive">◆ deep dive · 10 min</span>
+
+A badge covers its heading's cells up to the next badge, so a ``###`` badge can turn part of a core section into a
+deep dive. A core badge may name its lecture (``● core · lecture 2 · 15 min``) when a notebook's core path takes
+two lectures; the label holds for the core badges after it. Cells before the first badge (title, objectives,
+prerequisites, set-up) are core.
+
+From the badges this tool derives, and with ``--write`` stores:
+
+- a ``core`` or ``deep-dive`` tag on every cell (``nbconvert --TagRemovePreprocessor.remove_cell_tags=deep-dive``
+  gives the core path alone, which is how the tests run it);
+- the "How long" line of the title cell (core path and everything, summed from the badges);
+- the slides: cells the author marked with ``slideshow`` metadata are the deck; core Markdown cells left unmarked
+  become speaker notes, every other unmarked cell and every deep-dive cell is skipped.
+
+``python tools/sections.py notebooks/03_*.ipynb`` prints the sections with their time and words; ``--check``
+exits 1 on a problem (a section without a badge, stale tags or "How long" line, a lecture over its limits);
+``--core-paths DIR`` writes each notebook's core path, which ``make test`` runs under strict nbval: it must run on
+its own *and* print what the whole notebook prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+CORE, DEEP = "core", "deep-dive"
+BADGE = re.compile(
+    r'<span class="section-badge (?P<kind>core|deep-dive)">[●◆] (?:core|deep dive)'
+    r"(?: · lecture (?P<lecture>\d))? · (?P<minutes>\d+) min</span>"
+)
+HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*$", re.M)
+UNBADGED = ("learning objectives", "prerequisites", "further reading")
+NOT_PROSE = ("exercises", "further reading")  # the lab and the reading list: not counted as the lecture's prose
+HOW_LONG = re.compile(r"^\*\*How long:\*\*.*$", re.M)
+MAX_LECTURE_MINUTES = 100  # "one lecture plus lab, about 90 minutes"
+MAX_LECTURE_WORDS = 2500  # core prose per lecture (issue 17's guide), exercises and reading list aside
+MIN_SLIDES, MAX_SLIDES = 15, 35  # per lecture
+SLIDE_KINDS = ("slide", "subslide")
+
+
+def badge(kind: str, minutes: int, lecture: int | None = None) -> str:
+    """The badge's HTML: ``badge("core", 15)`` -> '<span class="section-badge core">● core · 15 min</span>'."""
+    label = "● core" if kind == CORE else "◆ deep dive"
+    part = f" · lecture {lecture}" if lecture else ""
+    return f'<span class="section-badge {kind}">{label}{part} · {minutes} min</span>'
+
+
+@dataclass
+class Section:
+    title: str
+    level: int  # 2 or 3
+    first_cell: int
+    kind: str  # core or deep-dive
+    minutes: int
+    lecture: int  # core sections: 1, 2, ...; deep dives: the lecture they follow
+    words: int = 0  # Markdown words in the section's cells
+    slides: int = 0  # cells opening a slide or sub-slide
+
+
+def _source(cell) -> str:
+    return "".join(cell.get("source", ""))
+
+
+def sections(nb) -> tuple[list[Section], list[str]]:
+    """The badged sections of ``nb`` in order (the front matter as section 0, "front matter"), and each cell's path."""
+    found = [Section("front matter", 1, 0, CORE, 0, 1)]
+    paths, lecture = [], 1
+    for i, cell in enumerate(nb["cells"]):
+        source = _source(cell)
+        heading = HEADING.search(source) if cell["cell_type"] == "markdown" else None
+        mark = BADGE.search(source) if heading else None
+        if mark:
+            kind = mark["kind"]
+            if kind == CORE and mark["lecture"]:
+                lecture = int(mark["lecture"])
+            found.append(Section(heading[2], len(heading[1]), i, kind, int(mark["minutes"]), lecture))
+        elif heading and heading[2].strip().lower().rstrip(":") in UNBADGED:
+            found.append(Section(heading[2], len(heading[1]), i, CORE, 0, lecture))
+        elif heading and len(heading[1]) == 3 and found[-1].level == 3:
+            # an unbadged ### after a badged ###: back to its ## section's kind
+            parent = next(s for s in reversed(found) if s.level <= 2)
+            found.append(Section(heading[2], 3, i, parent.kind, 0, parent.lecture))
+        section = found[-1]
+        paths.append(section.kind)
+        if cell["cell_type"] == "markdown" and not _is_lab(found, section):
+            section.words += len(re.sub(r"<[^>]+>|\$[^$]*\$", " ", source).split())
+        if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") in SLIDE_KINDS and section.kind == CORE:
+            section.slides += 1
+    return found, paths
+
+
+def _is_lab(found: list[Section], section: Section) -> bool:
+    """True inside the exercises or the reading list (a ``###`` inherits it from its ``##``)."""
+    top = section if section.level <= 2 else next(s for s in reversed(found) if s.level <= 2)
+    return re.sub(r"^[\d.\s]+", "", top.title).strip().lower() in NOT_PROSE
+
+
+def unbadged_sections(nb) -> list[str]:
+    """The ``##`` headings that need a badge and have none."""
+    missing = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for level, title in HEADING.findall(_source(cell)):
+            if len(level) == 2 and title.strip().lower().rstrip(":") not in UNBADGED:
+                if not BADGE.search(_source(cell)):
+                    missing.append(title)
+    return missing
+
+
+def _minutes(total: int) -> str:
+    return f"{total} min" if total < 60 else f"{total // 60} h {total % 60:02d} min"
+
+
+def lectures(found: list[Section]) -> dict[int, dict[str, int]]:
+    """Per lecture of the core path: its minutes, Markdown words and slides."""
+    out: dict[int, dict[str, int]] = {}
+    for s in found:
+        if s.kind == CORE:
+            row = out.setdefault(s.lecture, {"minutes": 0, "words": 0, "slides": 0})
+            row["minutes"] += s.minutes
+            row["words"] += s.words
+            row["slides"] += s.slides
+    return out
+
+
+def how_long_line(found: list[Section]) -> str:
+    per_lecture = lectures(found)
+    core = sum(row["minutes"] for row in per_lecture.values())
+    total = sum(s.minutes for s in found)
+    if len(per_lecture) == 1:
+        path = f"the core path about {_minutes(core)} (one lecture and its lab)"
+    else:
+        parts = ", ".join(_minutes(row["minutes"]) for row in per_lecture.values())
+        path = f"the core path about {_minutes(core)} in {len(per_lecture)} lectures ({parts})"
+    return f"**How long:** {path}; with every deep dive about {_minutes(total)}."
+
+
+def apply(nb):
+    """A copy of ``nb`` with every cell tagged by its path, the title's "How long" line and the slides set."""
+    nb = copy.deepcopy(nb)
+    found, paths = sections(nb)
+    for cell, path in zip(nb["cells"], paths, strict=True):
+        tags = [t for t in cell.get("metadata", {}).get("tags", []) if t not in (CORE, DEEP)]
+        cell.setdefault("metadata", {})["tags"] = [*tags, path]
+    title = nb["cells"][0]
+    line = how_long_line(found)
+    source = _source(title)
+    title["source"] = HOW_LONG.sub(line, source) if HOW_LONG.search(source) else f"{source.rstrip()}\n\n{line}"
+    return nb
+
+
+def check(nb) -> list[str]:
+    """What is wrong with ``nb``'s badges, tags, "How long" line and per-lecture limits (empty: nothing)."""
+    problems = [f"section without a badge: {title!r}" for title in unbadged_sections(nb)]
+    found, paths = sections(nb)
+    stale = [
+        i
+        for i, (c, p) in enumerate(zip(nb["cells"], paths, strict=True))
+        if p not in c.get("metadata", {}).get("tags", [])
+    ]
+    if stale:
+        problems.append(f"cells {stale[:8]} lack their {CORE}/{DEEP} tag: run tools/sections.py --write")
+    line = how_long_line(found)
+    if line not in _source(nb["cells"][0]):
+        problems.append(f"the title cell should say: {line}")
+    for number, row in lectures(found).items():
+        if row["minutes"] > MAX_LECTURE_MINUTES:
+            problems.append(f"lecture {number}: core path of {row['minutes']} min > {MAX_LECTURE_MINUTES}")
+        if row["words"] > MAX_LECTURE_WORDS:
+            problems.append(f"lecture {number}: {row['words']} words of core prose > {MAX_LECTURE_WORDS}")
+    return problems
+
+
+def slide_problems(nb) -> list[str]:
+    """Each lecture's deck must have MIN_SLIDES to MAX_SLIDES slides (cells opening a slide or sub-slide)."""
+    return [
+        f"lecture {number}: {row['slides']} slides, expected {MIN_SLIDES} to {MAX_SLIDES}"
+        for number, row in lectures(sections(nb)[0]).items()
+        if not MIN_SLIDES <= row["slides"] <= MAX_SLIDES
+    ]
+
+
+def is_sectioned(nb) -> bool:
+    """True once a notebook carries badges (the notebooks not yet shaped keep the old whole-notebook slides)."""
+    return any(BADGE.search(_source(c)) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def slides(nb):
+    """The deck: the author's ``slideshow`` marks on core cells; other core Markdown -> notes; the rest skipped."""
+    nb = copy.deepcopy(nb)
+    _, paths = sections(nb)
+    for cell, path in zip(nb["cells"], paths, strict=True):
+        meta = cell.setdefault("metadata", {})
+        marked = meta.get("slideshow", {}).get("slide_type")
+        if path != CORE:
+            kind = "skip"
+        elif marked:
+            kind = marked
+        else:
+            kind = "notes" if cell["cell_type"] == "markdown" else "skip"
+        meta["slideshow"] = {"slide_type": kind}
+    if nb["cells"]:
+        nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}  # a deck opens with a slide
+    return nb
+
+
+def core_path(nb):
+    """``nb`` without its deep-dive cells (nbconvert's TagRemovePreprocessor on the ``deep-dive`` tag)."""
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    node = nbformat.from_dict(copy.deepcopy(nb))
+    TagRemovePreprocessor(remove_cell_tags={DEEP}).preprocess(node, {})
+    return node
+
+
+def report(nb) -> str:
+    found, _ = sections(nb)
+    lines = [f"{'section':48} {'path':9} {'lect':>4} {'min':>4} {'words':>6} {'slides':>6}"]
+    for s in found:
+        indent = "  " if s.level == 3 else ""
+        lines.append(f"{indent + s.title[:46]:48} {s.kind:9} {s.lecture:4} {s.minutes:4} {s.words:6} {s.slides:6}")
+    for number, row in lectures(found).items():
+        lines.append(f"lecture {number}: core {row['minutes']} min, {row['words']} words, {row['slides']} slides")
+    lines.append(how_long_line(found))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    parser.add_argument("--write", action="store_true", help="store the tags and the 'How long' line")
+    parser.add_argument("--check", action="store_true", help="exit 1 if anything is missing or stale")
+    parser.add_argument("--core-paths", type=Path, metavar="DIR", help="write each sectioned notebook's core path here")
+    args = parser.parse_args(argv)
+    failed = False
+    for path in args.notebooks:
+        nb = nbformat.read(path, as_version=4)
+        if args.core_paths:
+            if is_sectioned(nb):
+                args.core_paths.mkdir(parents=True, exist_ok=True)
+                nbformat.write(core_path(nb), args.core_paths / path.name)
+            continue
+        if args.write:
+            nb = apply(nb)
+            nbformat.write(nb, path)
+        problems = check(nb) + slide_problems(nb)
+        print(f"== {path.name}\n{report(nb)}")
+        for problem in problems:
+            print(f"  PROBLEM: {problem}")
+        failed |= bool(problems)
+    return 1 if (failed and args.check) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
