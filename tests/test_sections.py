@@ -20,9 +20,7 @@ NOT_YET_SHAPED = {
     "01_sequences_and_embeddings",
     "02_limits_of_rnns",
     "04_scaling_and_softmax_gradient",
-    "05_masks_and_attention_maps",
     "06_multi_head_attention",
-    "07_positional_encoding",
     "08_efficient_attention",
     "09_attention_vs_convolution",
     "10_vision_transformer",
@@ -75,6 +73,8 @@ def test_check_names_what_is_missing_or_stale():
     assert "section without a badge: '1. A'" in problems
     assert "lack their core/deep-dive tag" in problems and "the title cell should say" in problems
     assert "core path of 120 min > 100" in problems and "words of core prose > 2500" in problems
+    glued = toy(new_markdown_cell("# T"), heading("## 1. A", "core", 5, body="text\n\n## Further reading\n\n- x"))
+    assert "Further reading (in the middle of a cell: split it)" in " | ".join(sections.check(glued))
 
 
 def test_lectures_are_counted_apart_and_the_lab_is_not_prose():

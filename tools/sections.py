@@ -83,7 +83,7 @@ def sections(nb) -> tuple[list[Section], list[str]]:
     paths, lecture = [], 1
     for i, cell in enumerate(nb["cells"]):
         source = _source(cell)
-        heading = HEADING.search(source) if cell["cell_type"] == "markdown" else None
+        heading = HEADING.match(source.lstrip()) if cell["cell_type"] == "markdown" else None
         mark = BADGE.search(source) if heading else None
         if mark:
             kind = mark["kind"]
@@ -112,15 +112,19 @@ def _is_lab(found: list[Section], section: Section) -> bool:
 
 
 def unbadged_sections(nb) -> list[str]:
-    """The ``##`` headings that need a badge and have none."""
+    """The ``##`` headings that need a badge and have none, and ``##`` headings in the middle of a cell (a section
+    starts a cell, so that its badge and tags cover exactly its cells)."""
     missing = []
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
             continue
-        for level, title in HEADING.findall(_source(cell)):
-            if len(level) == 2 and title.strip().lower().rstrip(":") not in UNBADGED:
-                if not BADGE.search(_source(cell)):
-                    missing.append(title)
+        source = _source(cell).lstrip()
+        for match in HEADING.finditer(source):
+            level, title = match[1], match[2]
+            if len(level) == 2 and match.start() > 0:
+                missing.append(f"{title} (in the middle of a cell: split it)")
+            elif len(level) == 2 and title.strip().lower().rstrip(":") not in UNBADGED and not BADGE.search(source):
+                missing.append(title)
     return missing
 
 
