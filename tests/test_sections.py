@@ -19,7 +19,6 @@ NOT_YET_SHAPED = {
     "00_start_here",
     "01_sequences_and_embeddings",
     "02_limits_of_rnns",
-    "04_scaling_and_softmax_gradient",
     "06_multi_head_attention",
     "08_efficient_attention",
     "09_attention_vs_convolution",
