@@ -20,7 +20,6 @@ NOT_YET_SHAPED = {
     "01_sequences_and_embeddings",
     "02_limits_of_rnns",
     "06_multi_head_attention",
-    "08_efficient_attention",
     "09_attention_vs_convolution",
     "10_vision_transformer",
     "11_capstone_transformer_encoder",
