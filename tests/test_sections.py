@@ -18,7 +18,6 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 NOT_YET_SHAPED = {
     "00_start_here",
     "02_limits_of_rnns",
-    "06_multi_head_attention",
     "09_attention_vs_convolution",
     "10_vision_transformer",
     "11_capstone_transformer_encoder",
