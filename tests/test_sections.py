@@ -17,8 +17,6 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 # Notebooks not yet shaped into a core path and deep dives (issue 17). This list only shrinks.
 NOT_YET_SHAPED = {
     "00_start_here",
-    "09_attention_vs_convolution",
-    "10_vision_transformer",
     "11_capstone_transformer_encoder",
 }
 
