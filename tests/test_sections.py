@@ -4,6 +4,8 @@
 `make e2e` measures each deck in Chromium (slide count, no slide taller than the screen).
 """
 
+import re
+
 import nbformat
 import pytest
 from conftest import load_tool
@@ -14,11 +16,6 @@ from course_lib.paths import NOTEBOOKS_DIR
 sections = load_tool("sections")
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
-# Notebooks not yet shaped into a core path and deep dives (issue 17). This list only shrinks.
-NOT_YET_SHAPED = {
-    "00_start_here",
-    "11_capstone_transformer_encoder",
-}
 
 
 def toy(*cells):
@@ -103,8 +100,35 @@ def test_core_path_removes_the_deep_dives():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_shaped_notebook_has_badges_tags_times_and_a_deck(path):
     nb = nbformat.read(path, as_version=4)
-    if path.stem in NOT_YET_SHAPED:
-        assert not sections.is_sectioned(nb), f"{path.stem} is shaped now: remove it from NOT_YET_SHAPED"
-        pytest.skip("not yet shaped into a core path and deep dives (issue 17)")
+    assert sections.is_sectioned(nb), f"{path.name} has no section badges (tools/sections.py)"
     problems = sections.check(nb) + sections.slide_problems(nb)
     assert problems == [], f"{path.name}: " + "; ".join(problems)
+
+
+GUIDE = NOTEBOOKS_DIR.parent / "docs" / "lecturers_guide.md"
+SCHEDULE_ROW = re.compile(
+    r"^\| (?P<week>\d+|extra) \| (?P<n>\d+) \| \[[^\]]+\]\(\.\./notebooks/(?P<stem>[\w]+)\.ipynb\)"
+    r"(?:, lecture (?P<lecture>\d))? \| (?P<minutes>\d+) min \|",
+    re.M,
+)
+
+
+def test_the_lecturers_guide_schedules_every_lecture_with_the_notebooks_times():
+    rows = list(SCHEDULE_ROW.finditer(GUIDE.read_text(encoding="utf-8")))
+    assert rows, "no schedule table found in docs/lecturers_guide.md"
+    scheduled = {}
+    for row in rows:
+        nb = nbformat.read(NOTEBOOKS_DIR / f"{row['stem']}.ipynb", as_version=4)
+        per_lecture = sections.lectures(sections.sections(nb)[0])
+        lecture = int(row["lecture"] or 1)
+        assert lecture in per_lecture, f"{row['stem']} has no lecture {lecture}"
+        assert int(row["minutes"]) == per_lecture[lecture]["minutes"], f"{row['stem']} lecture {lecture}: stale time"
+        assert (row["stem"], lecture) not in scheduled, f"{row['stem']} lecture {lecture} is scheduled twice"
+        scheduled[(row["stem"], lecture)] = row["n"]
+    assert [int(n) for n in scheduled.values()] == list(range(1, len(scheduled) + 1)), "lectures numbered 1, 2, ..."
+    for path in NOTEBOOKS[1:]:
+        nb = nbformat.read(path, as_version=4)
+        if sections.is_sectioned(nb):
+            for lecture in sections.lectures(sections.sections(nb)[0]):
+                assert (path.stem, lecture) in scheduled, f"the guide does not schedule {path.stem} lecture {lecture}"
+    assert "../notebooks/00_start_here.ipynb" in GUIDE.read_text(encoding="utf-8"), "the guide places notebook 00"

@@ -38,6 +38,8 @@ from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
 
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
 GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists
+# Pages of the book besides the notebooks, in the order of its sidebar (each included when it exists).
+PAGES = [Path("docs") / name for name in ("lecturers_guide.md", "running_and_testing.md")]
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 REMOVE_TAG = "remove-cell"  # cells the book and the slides leave out (the Colab set-up cell)
 OUTPUT_ONLY_TAG = "slide-output-only"  # code cells whose slide shows the output (a figure, a table) without the code
@@ -186,9 +188,9 @@ def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None) -
         readme_intro(readme),
         "## Course map",
         landing_course_map(readme, notebooks),
-        "Each chapter of this book is a notebook, shown with the outputs that CI re-computed. The **slides** are the "
-        "same notebooks as reveal.js decks for lecturers (arrow keys move, `Esc` shows an overview, `S` opens the "
-        "speaker view).",
+        "Each chapter of this book is a notebook, shown with the outputs that CI re-computed; badges mark its core "
+        "path (one lecture plus lab) and its deep dives. The **slides** are each notebook's core path as a reveal.js "
+        "deck for lecturers (arrow keys move, `Esc` shows an overview, `S` opens the speaker view with the notes).",
         "## Run the notebooks yourself",
         f"- On your machine: clone <{REPOSITORY_URL}>, then `make lab` (JupyterLab) or `make test` (every check).\n"
         f'- In Google Colab: the <a href="{html.escape(colab_url(first) if first else "")}">Colab</a> '
@@ -196,11 +198,19 @@ def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None) -
         f'- On Binder: <a href="{html.escape(binder_url(first))}">launch JupyterLab</a> '
         "in the browser, with everything installed.",
     ]
+    pages = [page.as_posix() for page in PAGES if (ROOT / page).is_file()]
+    guide = next((page for page in pages if page.endswith("lecturers_guide.md")), None)
+    if guide:
+        parts.append(
+            f"**Teaching from it?** The [lecturer's guide]({guide}) maps the notebooks' core paths to a 12-lecture "
+            "course with labs, exercises, grading and project ideas."
+        )
     if glossary:
         parts.append(f"The [glossary]({glossary}) (English / 中文) lists every term the course uses.")
     parts.append(f"```{{toctree}}\n:hidden:\n:caption: Notebooks\n\n{toc}\n```")
-    if glossary:
-        parts.append(f"```{{toctree}}\n:hidden:\n:caption: Reference\n\n{Path(glossary).with_suffix('')}\n```")
+    reference = [Path(page).with_suffix("").as_posix() for page in [*pages, *([glossary] if glossary else [])]]
+    if reference:
+        parts.append("```{toctree}\n:hidden:\n:caption: Reference\n\n" + "\n".join(reference) + "\n```")
     return "\n\n".join(parts) + "\n"
 
 
@@ -360,6 +370,10 @@ def stage(src: Path) -> list[str]:
         nb = json.loads(path.read_text(encoding="utf-8"))
         (src / rel).write_text(json.dumps(book_notebook(nb, rel), indent=1, ensure_ascii=False), encoding="utf-8")
         notebooks[rel] = notebook_title(nb)
+    for page in PAGES:
+        if (ROOT / page).is_file():
+            (src / page).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / page, src / page)
     glossary = None
     if (ROOT / GLOSSARY).is_file():
         (src / GLOSSARY).parent.mkdir(parents=True, exist_ok=True)

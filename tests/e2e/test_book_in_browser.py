@@ -195,8 +195,7 @@ MEASURE_SLIDES = """async () => {
 def test_shaped_decks_fit_a_projector(book_url, browser, screenshots, nb):
     sections = load_tool("sections")
     notebook = json.loads(nb.read_text(encoding="utf-8"))
-    if not sections.is_sectioned(notebook):
-        pytest.skip("not yet shaped into a core path and deep dives (issue 17): the deck is the whole notebook")
+    assert sections.is_sectioned(notebook), f"{nb.name} has no section badges (tools/sections.py)"
     per_lecture = sections.lectures(sections.sections(notebook)[0])
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
