@@ -32,6 +32,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "classifiers": ("BagOfEmbeddings", "SequenceClassifier"),
     "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
     "plot": ("plot_attention",),
+    "diagrams": ("encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"),
     "positional": (
         "LearnedPositionalEmbedding",
         "apply_rope",

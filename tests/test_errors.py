@@ -219,9 +219,18 @@ CASES = {
         "patch_size",
     ),
     "window_mask": (lambda: cl.window_mask(4, 1.0), lambda: cl.window_mask(4, -1), "window"),
+    "qkv_diagram": (lambda: cl.qkv_diagram(n=4.0), lambda: cl.qkv_diagram(n=0), "n"),
+    "multihead_diagram": (
+        lambda: cl.multihead_diagram(num_heads="8"),
+        lambda: cl.multihead_diagram(num_heads=3),
+        "num_heads",
+    ),
+    "vit_diagram": (lambda: cl.vit_diagram(patch_size=2.0), lambda: cl.vit_diagram(patch_size=3), "patch_size"),
 }
 # Names with no argument to get wrong, or only a data class.
-NO_ARGUMENTS = {"DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar"}
+NO_ARGUMENTS = {
+    "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar", "encoder_block_diagram"
+}  # fmt: skip
 
 
 def test_every_public_name_is_covered():

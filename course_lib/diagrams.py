@@ -1,0 +1,180 @@
+"""Schematic diagrams drawn by code: boxes for tensors and operations, arrows for data flow, shapes on every tensor.
+
+Four pictures the notebooks show before the code they explain:
+
+- :func:`qkv_diagram` (notebook 03): one token's query, key and value, the scores against every key, the softmax
+  and the weighted sum;
+- :func:`multihead_diagram` (06): project → split into heads → attend per head → concatenate → :math:`W_O`;
+- :func:`encoder_block_diagram` (05, 11): an encoder block, and where padding and causal masks act (on the scores,
+  before the softmax);
+- :func:`vit_diagram` (10): from an image to patches, tokens, the class token and the classifier.
+
+Each returns a matplotlib ``Figure`` (matplotlib is imported inside the functions, as in :mod:`course_lib.plot`), so
+a notebook shows it with ``plt.show()`` and a test can read its labels.
+"""
+
+from __future__ import annotations
+
+from .validate import integer
+
+__all__ = ["encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"]
+
+TENSOR = "#e8f0fb"  # boxes that hold numbers
+OPERATION = "#fdf0dc"  # boxes that compute
+LEARNED = "#e3f2e1"  # learned parameters
+MASK = "#fbe3e3"  # masks
+
+
+def _canvas(width: float, height: float):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    return fig, ax
+
+
+def _box(ax, x: float, y: float, text: str, color: str, width: float = 1.6, height: float = 0.55, size: int = 10):
+    """A rounded box centred at (x, y) with a label; returns its centre and half-sizes for arrows."""
+    from matplotlib.patches import FancyBboxPatch
+
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.08",
+            facecolor=color, edgecolor="#555555", linewidth=1.0,
+        )
+    )  # fmt: skip
+    ax.text(x, y, text, ha="center", va="center", fontsize=size)
+    return (x, y, width / 2, height / 2)
+
+
+def _arrow(ax, start, end, label: str | None = None) -> None:
+    """An arrow from the border of box ``start`` to the border of box ``end`` (boxes as returned by ``_box``)."""
+    (x0, y0, w0, h0), (x1, y1, w1, h1) = start, end
+    dx, dy = x1 - x0, y1 - y0
+    scale0 = 1 / max(abs(dx) / w0 if dx else 0, abs(dy) / h0 if dy else 0, 1e-9)
+    scale1 = 1 / max(abs(dx) / w1 if dx else 0, abs(dy) / h1 if dy else 0, 1e-9)
+    tail = (x0 + dx * scale0, y0 + dy * scale0)
+    head = (x1 - dx * scale1, y1 - dy * scale1)
+    ax.annotate("", xy=head, xytext=tail, arrowprops={"arrowstyle": "-|>", "color": "#333333", "lw": 1.1})
+    if label:
+        ax.text((tail[0] + head[0]) / 2 + 0.08, (tail[1] + head[1]) / 2, label, fontsize=8, color="#333333")
+
+
+def qkv_diagram(n: int = 4, d_model: int = 300, d_k: int = 100):
+    """One token's path through self-attention: ``x_i`` ``(1, d_model)`` → ``q_i``, and every token's ``k_j``, ``v_j``
+    ``(n, d_k)`` → scores ``q_i · k_j`` ``(n,)`` → softmax → weights ``a_ij`` ``(n,)`` → ``b_i = Σ_j a_ij v_j``."""
+    for name, value in (("n", n), ("d_model", d_model), ("d_k", d_k)):
+        integer(name, value, minimum=1)
+    fig, ax = _canvas(10, 4.2)
+    x_i = _box(ax, 1.1, 3.4, f"$x_i$\n(1, {d_model})", TENSOR, height=0.75)
+    X = _box(ax, 1.1, 1.2, f"$X$: all tokens\n({n}, {d_model})", TENSOR, height=0.75)
+    wq = _box(ax, 3.2, 3.4, "$\\cdot W_q$", LEARNED, width=1.0)
+    wk = _box(ax, 3.2, 1.8, "$\\cdot W_k$", LEARNED, width=1.0)
+    wv = _box(ax, 3.2, 0.6, "$\\cdot W_v$", LEARNED, width=1.0)
+    q = _box(ax, 5.0, 3.4, f"$q_i$  (1, {d_k})", TENSOR)
+    k = _box(ax, 5.0, 1.8, f"$K$: keys  ({n}, {d_k})", TENSOR, width=1.9)
+    v = _box(ax, 5.0, 0.6, f"$V$: values  ({n}, {d_k})", TENSOR, width=1.9)
+    s = _box(ax, 7.0, 2.6, f"scores $q_i k_j^\\top/\\sqrt{{d_k}}$\n({n},)", OPERATION, width=2.0, height=0.75)
+    a = _box(ax, 7.0, 1.3, f"softmax → $a_{{ij}}$\n({n},), sum 1", OPERATION, width=2.0, height=0.75)
+    b = _box(ax, 9.1, 0.6, f"$b_i = \\sum_j a_{{ij}} v_j$\n(1, {d_k})", TENSOR, width=1.6, height=0.75)
+    for start, end in ((x_i, wq), (wq, q), (X, wk), (wk, k), (X, wv), (wv, v), (q, s), (k, s), (s, a), (a, b), (v, b)):
+        _arrow(ax, start, end)
+    ax.set_title("Self-attention for one token $i$ (every token does the same, in parallel)", fontsize=11)
+    return fig
+
+
+def multihead_diagram(seq_len: int = 10, d_model: int = 512, num_heads: int = 8):
+    """Multi-head attention with shapes: ``X (T, D)`` → ``Q, K, V (T, D)`` → split ``(h, T, D/h)`` → attention per
+    head → concatenate ``(T, h·D/h) = (T, D)`` → ``W_O`` → ``(T, D)``."""
+    for name, value in (("seq_len", seq_len), ("d_model", d_model), ("num_heads", num_heads)):
+        integer(name, value, minimum=1)
+    if d_model % num_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+    T, D, h, dh = seq_len, d_model, num_heads, d_model // num_heads
+    fig, ax = _canvas(11, 3.6)
+    x = _box(ax, 0.9, 1.8, f"$X$\n({T}, {D})", TENSOR, width=1.2, height=0.8)
+    proj = _box(ax, 2.6, 1.8, "$Q = XW_Q$\n$K = XW_K$\n$V = XW_V$", LEARNED, width=1.5, height=1.2)
+    split = _box(ax, 4.4, 1.8, f"split into\n{h} heads\n({h}, {T}, {dh})", OPERATION, width=1.5, height=1.2)
+    heads = [_box(ax, 6.3, 3.0 - 0.7 * i, f"head {i}: attention\n({T}, {dh})", OPERATION, width=1.7, height=0.5, size=8)
+             for i in range(min(h, 3))]  # fmt: skip
+    ax.text(6.3, 1.05, f"⋮  (heads 3 to {h - 1})" if h > 3 else "", ha="center", va="center", fontsize=9)
+    concat = _box(ax, 8.3, 1.8, f"concatenate\n({T}, {h}·{dh}) = ({T}, {D})", OPERATION, width=2.2, height=0.9)
+    wo = _box(ax, 10.25, 1.8, f"$\\cdot W_O$\n({T}, {D})", LEARNED, width=1.2, height=0.8)
+    for start, end in ((x, proj), (proj, split), (concat, wo)):
+        _arrow(ax, start, end)
+    for head in heads:
+        _arrow(ax, split, head)
+        _arrow(ax, head, concat)
+    ax.set_title(f"Multi-head attention: {h} heads of width {D}/{h} = {dh}", fontsize=11)
+    return fig
+
+
+def encoder_block_diagram():
+    """A (post-LN) encoder block, and where masks act: on the ``(L, S)`` scores, before the softmax, inside attention.
+    A padding mask hides keys that are padding (whole columns); a causal mask hides keys after the query (the upper
+    triangle). Both are boolean, True = may attend."""
+    fig, ax = _canvas(10.6, 4.6)
+    x = _box(ax, 0.9, 0.6, "input $X$\n(B, L, D)", TENSOR, width=1.4, height=0.75)
+    scores = _box(ax, 2.9, 1.5, "scores $QK^\\top/\\sqrt{d_k}$\n(B, h, L, S)", OPERATION, width=2.2, height=0.75)
+    mask = _box(ax, 2.9, 2.7, "masks here: hidden\nscores → $-\\infty$", MASK, width=2.2, height=0.75)
+    soft = _box(ax, 2.9, 3.9, "softmax over keys,\nthen $\\cdot V$, heads, $W_O$", OPERATION, width=2.2, height=0.75)
+    add1 = _box(ax, 5.3, 3.9, "add & LayerNorm", OPERATION, width=1.7)
+    ffn = _box(ax, 5.3, 2.7, "feed-forward\n(position-wise)", OPERATION, width=1.7, height=0.75)
+    add2 = _box(ax, 5.3, 1.5, "add & LayerNorm", OPERATION, width=1.7)
+    out = _box(ax, 5.3, 0.5, "output (B, L, D)", TENSOR, width=1.7)
+    for start, end in ((x, scores), (scores, mask), (mask, soft), (soft, add1), (add1, ffn), (ffn, add2), (add2, out)):
+        _arrow(ax, start, end)
+    _draw_mask(ax, 7.0, 2.0, padding=True)
+    _draw_mask(ax, 8.8, 2.0, padding=False)
+    ax.set_title("An encoder block: the masks act on the scores, before the softmax", fontsize=11)
+    return fig
+
+
+def _draw_mask(ax, x0: float, y0: float, padding: bool, n: int = 5, cell: float = 0.27) -> None:
+    """A small n×n boolean mask at (x0, y0) (bottom left): coloured = may attend."""
+    from matplotlib.patches import Rectangle
+
+    for i in range(n):  # query (row, top to bottom)
+        for j in range(n):  # key (column)
+            visible = j < n - 2 if padding else j <= i
+            ax.add_patch(
+                Rectangle((x0 + j * cell, y0 + (n - 1 - i) * cell), cell, cell,
+                          facecolor="#7fb77e" if visible else "#f4f4f4", edgecolor="#999999", linewidth=0.6)
+            )  # fmt: skip
+    title = "padding mask\n(2 keys are pads)" if padding else "causal mask\n(no later keys)"
+    ax.text(x0 + n * cell / 2, y0 + n * cell + 0.3, title, ha="center", va="bottom", fontsize=8)
+    ax.text(x0 + n * cell / 2, y0 - 0.15, "keys →", ha="center", va="top", fontsize=8)
+    ax.text(x0 - 0.1, y0 + n * cell / 2, "queries ↓", ha="right", va="center", fontsize=8, rotation=90)
+
+
+def vit_diagram(image_size: int = 8, patch_size: int = 2, d_model: int = 32):
+    """The Vision Transformer's pipeline with shapes: image ``(C, H, W)`` → ``N = (H/P)²`` patches ``(N, C·P²)`` →
+    linear ``(N, D)`` → class token in front ``(1 + N, D)`` → + positions → encoder blocks → class token's vector
+    → classifier."""
+    integer("image_size", image_size, minimum=1)
+    integer("patch_size", patch_size, minimum=1)
+    integer("d_model", d_model, minimum=1)
+    if image_size % patch_size:
+        raise ValueError(f"image_size={image_size} is not divisible by patch_size={patch_size}")
+    N, P = (image_size // patch_size) ** 2, patch_size
+    fig, ax = _canvas(11, 2.6)
+    steps = [
+        (f"image\n(1, {image_size}, {image_size})", TENSOR),
+        (f"{N} patches\n({N}, {P * P})", OPERATION),
+        (f"linear\n({N}, {d_model})", LEARNED),
+        (f"class token\nin front\n({1 + N}, {d_model})", LEARNED),
+        (f"+ positions\n({1 + N}, {d_model})", LEARNED),
+        ("encoder\nblocks", OPERATION),
+        (f"class token's\nvector ({d_model},)", TENSOR),
+        ("LayerNorm,\nlinear → logits", LEARNED),
+    ]
+    boxes = [_box(ax, 0.72 + 1.37 * i, 1.2, text, color, width=1.27, height=1.1, size=8) for i, (text, color) in
+             enumerate(steps)]  # fmt: skip
+    for start, end in zip(boxes, boxes[1:], strict=False):
+        _arrow(ax, start, end)
+    ax.set_title(
+        f"A Vision Transformer: {image_size}×{image_size} images, {P}×{P} patches, width {d_model}", fontsize=11
+    )
+    return fig
