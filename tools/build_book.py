@@ -39,7 +39,7 @@ from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
 GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists
 # Pages of the book besides the notebooks, in the order of its sidebar (each included when it exists).
-PAGES = [Path("docs") / name for name in ("lecturers_guide.md", "running_and_testing.md")]
+PAGES = [Path("docs") / name for name in ("lecturers_guide.md", "misconceptions.md", "running_and_testing.md")]
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 REMOVE_TAG = "remove-cell"  # cells the book and the slides leave out (the Colab set-up cell)
 OUTPUT_ONLY_TAG = "slide-output-only"  # code cells whose slide shows the output (a figure, a table) without the code
