@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from .models import TransformerEncoderBlock
+from .positional import LearnedPositionalEmbedding
 from .validate import integer, shape_of, tensor
 
 __all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]
@@ -148,8 +149,9 @@ class TinyViT(nn.Module):
     """A small Vision Transformer: patch embedding, class token, learned positions, ``depth`` encoder blocks.
 
     ``images (B, C, H, W)`` → ``patchify`` + linear ``(B, N, D)`` → prepend the class token ``(B, 1 + N, D)`` →
-    add the learned positions ``(1, 1 + N, D)`` → ``depth`` × :class:`ViTBlock` → LayerNorm → linear classifier on
-    the class token's vector → logits ``(B, K)``. Position 0 is the class token, position ``1 + n`` patch ``n``.
+    add the learned positions (a :class:`~course_lib.positional.LearnedPositionalEmbedding` of ``1 + N`` rows) →
+    ``depth`` × :class:`ViTBlock` → LayerNorm → linear classifier on the class token's vector → logits ``(B, K)``.
+    Position 0 is the class token, position ``1 + n`` patch ``n``.
 
     Args:
         image_size: ``H = W`` (square images).
@@ -188,7 +190,7 @@ class TinyViT(nn.Module):
         self.num_patches = (image_size // patch_size) ** 2
         self.patch_embedding = PatchEmbedding(in_channels, patch_size, d_model)
         self.class_token = nn.Parameter(torch.zeros(1, 1, d_model))  # learned; the same for every image
-        self.positions = nn.Parameter(torch.randn(1, 1 + self.num_patches, d_model) * 0.02)  # learned, one per token
+        self.positions = LearnedPositionalEmbedding(1 + self.num_patches, d_model, init_std=0.02)  # one per token
         self.blocks = nn.ModuleList(ViTBlock(d_model, num_heads, mlp_ratio) for _ in range(depth))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, num_classes)
@@ -204,7 +206,7 @@ class TinyViT(nn.Module):
             raise ValueError(f"x must have shape (B, {', '.join(map(str, expected))}), got {shape_of(x)}")
         tokens = self.patch_embedding(x)  # (B, N, D)
         cls = self.class_token.expand(tokens.shape[0], -1, -1)  # (B, 1, D)
-        x = torch.cat([cls, tokens], dim=1) + self.positions  # (B, 1 + N, D)
+        x = self.positions(torch.cat([cls, tokens], dim=1))  # plus the learned positions -> (B, 1 + N, D)
         weights = []
         for block in self.blocks:
             x, w = block(x, mask=mask, return_weights=True)  # (B, 1 + N, D), (B, Hd, 1 + N, 1 + N)

@@ -128,7 +128,7 @@ def test_vit_forward_by_hand(device):
     images = torch.randn(5, 2, 8, 8, dtype=torch.float64).to(device)
     # patch embedding through the equivalent strided conv, class token, positions
     x = vit.patch_embedding.to_conv()(images).flatten(2).transpose(1, 2)
-    x = torch.cat([vit.class_token.expand(5, 1, 8), x], 1) + vit.positions
+    x = torch.cat([vit.class_token.expand(5, 1, 8), x], 1) + vit.positions.weight
     for block in vit.blocks:
         torch_mha = nn.MultiheadAttention(8, 2, batch_first=True).double().to(device)
         with torch.no_grad():
@@ -158,7 +158,7 @@ def test_vit_class_token_reads_every_patch_and_positions_matter():
     swapped[..., :2, :2], swapped[..., :2, 2:] = images[..., :2, 2:].detach(), images[..., :2, :2].detach()
     with torch.no_grad():
         assert not torch.allclose(vit(swapped), vit(images))
-        vit.positions.zero_()
+        vit.positions.weight.zero_()
         torch.testing.assert_close(vit(swapped), vit(images))  # without positions: permutation invariant
 
 

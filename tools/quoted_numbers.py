@@ -34,6 +34,7 @@ ALLOWED = {
 CITED: dict[str, dict[str, str]] = {
     "06": {"24.9": "BLEU, one head (Vaswani et al., 2017, Table 3)", "25.8": "BLEU, base model (same table)"},
     "09": {"1.3": "ImageNet-1k's 1.3 million images (Dosovitskiy et al., 2021)"},
+    "10": {"1.3": "ImageNet-1k's 1.3 million images (Dosovitskiy et al., 2021)"},
 }
 NOT_A_QUANTITY = re.compile(
     r"(?:[Ss]ections?|§|[Dd]eep dives?|[Ss]teps?|[Tt]ables?|[Ff]igures?|[Ee]quations?|[Ee]q\.|Python|PyTorch|torch|"
