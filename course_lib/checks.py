@@ -9,7 +9,8 @@ result, NaN. Notebooks call these right after each exercise cell.
 
 The student version of a notebook (``python -m course_lib.student``) replaces a solution by a stub: a function
 body by ``raise NotImplementedError(...)``, a value answer ``x = ...`` by ``x = unanswered("Exercise N: x")``,
-a placeholder that raises ``NotImplementedError`` as soon as a check touches it.
+a placeholder (:mod:`course_lib.exercises`) that raises ``NotImplementedError`` as soon as a check touches it.
+An implement-it exercise is checked ``without=`` the library functions that would do its work.
 """
 
 from __future__ import annotations
@@ -20,55 +21,10 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
+from .exercises import Unanswered, blocked, unanswered
 from .validate import integer, number
 
 __all__ = ["Unanswered", "unanswered", "explain_difference", "check_close", "check_function"]
-
-
-# ---------------------------------------------------------------- placeholder for unanswered value exercises
-
-
-class Unanswered:
-    """Stands where the student version of a notebook expects a value answer; any use raises NotImplementedError.
-
-    ``q_2 = unanswered("Exercise 1: q_2")`` lets the exercise cell run, and the check after it then fails with
-    ``NotImplementedError: Exercise 1: q_2 is not answered yet ...`` instead of a confusing ``NameError``.
-    Converting it (``torch.tensor(x)``, ``float(x)``), comparing it, doing arithmetic with it or calling it
-    all raise; only ``repr`` works, so that it can be displayed.
-    """
-
-    __slots__ = ("what",)
-
-    def __init__(self, what: str = "this exercise"):
-        self.what = what
-
-    def _fail(self, *args, **kwargs):
-        raise NotImplementedError(
-            f"{self.what} is not answered yet: replace `unanswered(...)` in the exercise cell with your answer"
-        )
-
-    for _name in (
-        "__bool__ __float__ __int__ __index__ __complex__ __len__ __iter__ __getitem__ __contains__ __call__ "
-        "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __neg__ __pos__ __abs__ __invert__ __round__ __format__ "
-        "__array__ __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ "
-        "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ __rand__ __or__ __ror__"
-    ).split():
-        locals()[_name] = _fail
-    del _name
-    __hash__ = object.__hash__
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):  # torch.allclose(x, ...), torch.stack([x]) ...
-        found = [a for a in (*args, *(kwargs or {}).values()) if isinstance(a, Unanswered)]
-        (found[0] if found else cls())._fail()
-
-    def __repr__(self) -> str:
-        return f"unanswered({self.what!r})"
-
-
-def unanswered(what: str = "this exercise") -> Unanswered:
-    """The placeholder the student version puts where a value answer goes (see :class:`Unanswered`)."""
-    return Unanswered(what)
 
 
 def _raise_if_unanswered(*values: object) -> None:
@@ -245,6 +201,7 @@ def check_function(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     hints: bool = True,
+    without: Sequence[str] = (),
 ) -> None:
     """Run ``fn`` and ``reference`` on ``trials`` fresh random inputs and explain the first disagreement.
 
@@ -253,6 +210,10 @@ def check_function(
     the inputs, so a function that modifies its arguments in place cannot change what the other one sees.
     ``NotImplementedError`` (the stub of the student version) passes through unchanged. ``hints=False`` leaves
     out the guesses at a cause, as in :func:`explain_difference`.
+
+    ``without`` names library functions that ``fn`` may not call, e.g. ``("torch.softmax", "course_lib.split_heads")``
+    (:func:`course_lib.exercises.blocked`; the reference may): a call raises inside ``fn``, so the check fails and
+    says why. The message of a passed check lists them. A different ``seed`` draws other inputs (hidden tests).
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
@@ -263,7 +224,8 @@ def check_function(
         shapes = [_describe(a) for a in args]
         expected = reference(*_copies(args))
         try:
-            actual = fn(*_copies(args))
+            with blocked(without, who=name, namespace=getattr(fn, "__globals__", None)):
+                actual = fn(*_copies(args))
         except NotImplementedError:
             raise
         except Exception as err:  # report the student's error together with the inputs' shapes
@@ -271,7 +233,8 @@ def check_function(
         problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
         if problem is not None:
             raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
-    print(f"✓ {name} agrees with the reference on {trials} random inputs")
+    blocked_names = f", without {', '.join(without)}" if without else ""
+    print(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}")
 
 
 def _describe(arg: object) -> object:

@@ -1,8 +1,9 @@
 """nbgrader source versions of the notebooks, for lecturers (``python -m course_lib.student --nbgrader``).
 
 The solutions stay; solution cells are tagged as nbgrader "autograded answer" cells and each exercise's check cell as
-an "autograder tests" cell; prose that mentions nbgrader's markers is changed so that nbgrader does not take it for a
-solution region (a no-break space between the two words). The exercises are found as in :mod:`course_lib.student`.
+an "autograder tests" cell, whose hidden tests (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``) nbgrader
+removes from the release and puts back to grade; prose that mentions nbgrader's markers is changed so that nbgrader
+does not take it for a region (a no-break space between the two words). The exercises are found as in :mod:`course_lib.student`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from nbformat import NotebookNode
 
 from .stubs import lines_of, solution_regions
-from .student import Exercise, clear_outputs, find_exercises
+from .student import HIDDEN_BEGIN, HIDDEN_END, Exercise, clear_outputs, find_exercises
 
 __all__ = ["nbgrader_notebook"]
 
@@ -41,11 +42,14 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tupl
     nb = copy.deepcopy(nb)
     exercises = find_exercises(nb)
     clear_outputs(nb)
-    for cell in nb.cells:
+    checks = {ex.check_cell for ex in exercises}
+    for i, cell in enumerate(nb.cells):
         lines = lines_of(cell.source)
         markers = set()
         if cell.cell_type == "code":
             markers = {n for begin, end, _ in solution_regions(cell.source) for n in (begin, end)}
+        if i in checks:
+            markers |= {n for n, line in enumerate(lines) if line.strip() in (HIDDEN_BEGIN, HIDDEN_END)}
         for n, line in enumerate(lines):
             if n not in markers:
                 for words in _NBGRADER_WORDS:

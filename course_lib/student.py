@@ -15,7 +15,13 @@ region sits:
   ``q_2 = unanswered("Exercise N: q_2")``, a placeholder from :mod:`course_lib.checks` that raises
   ``NotImplementedError`` as soon as the check touches it (rather than a confusing ``NameError``).
 
-Only code cells count: markdown that mentions the markers in prose is left alone.
+Only code cells count: markdown that mentions the markers in prose is left alone. A check cell may end with hidden
+tests between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` (nbgrader's markers: other seeds, edge cases);
+the student version leaves them out, as nbgrader's release does.
+
+Variants (``--variant-seed``, e.g. a student id): a notebook whose by-hand exercises draw their numbers from
+``VARIANT`` (:func:`course_lib.exercises.variant_numbers`) has one line ``VARIANT = 0`` in a code cell; the tool writes
+the given seed there, so each student's copy has its own numbers and the checks recompute the answers from them.
 
 nbgrader source version (``--nbgrader``): see :mod:`course_lib.nbgrader_source`. How a solution region becomes a
 stub: :mod:`course_lib.stubs`.
@@ -43,7 +49,9 @@ __all__ = [
     "find_exercises",
     "solution_regions",
     "stub_source",
+    "set_variant",
     "student_notebook",
+    "without_hidden_tests",
     "clear_outputs",
     "convert",
     "main",
@@ -51,6 +59,8 @@ __all__ = [
 
 # "### Exercise 3 ...", "**Exercise 3 — ...**" in markdown, "# Exercise 3: ..." in code
 _EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*Exercise\s+(\w+)")
+_VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _CHECK_RE = re.compile(r"\bcheck_close\(|\bcheck_function\(|^\s*assert\b", re.MULTILINE)
 STUDENT_BANNER = (
     "> **Student version.** The reference solution of every exercise was replaced by a stub that raises\n"
@@ -111,17 +121,63 @@ def clear_outputs(nb: NotebookNode) -> None:
     ClearOutputPreprocessor(remove_metadata_fields={"collapsed", "scrolled", "execution"}).preprocess(nb, {})
 
 
-def student_notebook(nb: NotebookNode, *, banner: bool = True) -> tuple[NotebookNode, list[Exercise]]:
-    """A copy of ``nb`` with every solution region stubbed and all outputs cleared, and its exercises.
+def without_hidden_tests(source: str) -> str:
+    """``source`` without its hidden-test regions (the marker lines included), as nbgrader releases a tests cell.
+
+    Raises ``ValueError`` for a region without its end marker or one inside another.
+    """
+    out, inside = [], False
+    for n, line in enumerate(lines_of(source), start=1):
+        if line.strip() == HIDDEN_BEGIN:
+            if inside:
+                raise ValueError(f"line {n}: '{HIDDEN_BEGIN}' inside a hidden-test region")
+            inside = True
+        elif line.strip() == HIDDEN_END:
+            if not inside:
+                raise ValueError(f"line {n}: '{HIDDEN_END}' without a '{HIDDEN_BEGIN}' before it")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"'{HIDDEN_BEGIN}' without an '{HIDDEN_END}' after it")
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out)
+
+
+def set_variant(nb: NotebookNode, seed: int | str) -> bool:
+    """Write ``VARIANT = <seed>`` over the value of the notebook's ``VARIANT = ...`` line, in place (a comment after
+    it stays); False if the notebook has no such line.
+
+    A seed that reads as an int (``"7"``) is written as one, anything else (a student id) as a string.
+    """
+    value = int(seed) if isinstance(seed, str) and re.fullmatch(r"-?\d+", seed) else seed
+    found = False
+    for cell in nb.cells:
+        if cell.cell_type == "code" and _VARIANT_RE.search("".join(cell.source)):
+            cell.source = _VARIANT_RE.sub(lambda m: f"VARIANT = {value!r}{m.group(1) or ''}", "".join(cell.source), 1)
+            found = True
+    return found
+
+
+def student_notebook(
+    nb: NotebookNode, *, banner: bool = True, variant_seed: int | str | None = None
+) -> tuple[NotebookNode, list[Exercise]]:
+    """A copy of ``nb`` with every solution region stubbed, hidden tests removed, outputs cleared; and its exercises.
 
     With ``banner`` a short markdown cell saying what this version is follows the first cell; the exercises'
-    cell indices refer to the returned notebook.
+    cell indices refer to the returned notebook. ``variant_seed`` is written over the notebook's ``VARIANT = 0``.
     """
     nb = copy.deepcopy(nb)
     exercises = find_exercises(nb)
     for ex in exercises:
         cell = nb.cells[ex.solution_cell]
         cell.source, ex.names = stub_source("".join(cell.source), ex.label)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = without_hidden_tests("".join(cell.source))
+    if variant_seed is not None:
+        set_variant(nb, variant_seed)
     clear_outputs(nb)
     if banner:
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(STUDENT_BANNER, id="student-version-note"))
@@ -131,11 +187,19 @@ def student_notebook(nb: NotebookNode, *, banner: bool = True) -> tuple[Notebook
     return nb, exercises
 
 
-def convert(source: Path | str, out: Path | str, *, nbgrader: bool = False, points: float = 1) -> list[Path]:
+def convert(
+    source: Path | str,
+    out: Path | str,
+    *,
+    nbgrader: bool = False,
+    points: float = 1,
+    variant_seed: int | str | None = None,
+) -> list[Path]:
     """Write the student (or, with ``nbgrader``, the nbgrader source) version of a notebook or a folder of them.
 
     ``source`` is one ``.ipynb`` or a folder whose ``NN_*.ipynb`` notebooks are converted; ``out`` is a folder,
-    created if needed, that must not be the source folder. Returns the paths written.
+    created if needed, that must not be the source folder. ``variant_seed`` gives the by-hand exercises their own
+    numbers (see :func:`set_variant`). Returns the paths written.
     """
     source, out = Path(source), Path(out)
     notebooks = [source] if source.is_file() else sorted(source.glob("[0-9][0-9]_*.ipynb"))
@@ -152,8 +216,10 @@ def convert(source: Path | str, out: Path | str, *, nbgrader: bool = False, poin
                 from .nbgrader_source import nbgrader_notebook
 
                 new, exercises = nbgrader_notebook(nb, nb_path.stem, points=points)
+                if variant_seed is not None:
+                    set_variant(new, variant_seed)
             else:
-                new, exercises = student_notebook(nb)
+                new, exercises = student_notebook(nb, variant_seed=variant_seed)
         except ValueError as err:
             raise ValueError(f"{nb_path.name}: {err}") from None
         for ex in exercises:
@@ -176,9 +242,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output folder (not the source folder)")
     parser.add_argument("--nbgrader", action="store_true", help="write nbgrader source notebooks (solutions kept)")
     parser.add_argument("--points", type=float, default=1, help="points per exercise check with --nbgrader")
+    parser.add_argument(
+        "--variant-seed",
+        help="give the by-hand exercises this student's own numbers (any text, e.g. a student id; 0 = the text's)",
+    )
     args = parser.parse_args(argv)
     try:
-        convert(args.source, args.out, nbgrader=args.nbgrader, points=args.points)
+        convert(args.source, args.out, nbgrader=args.nbgrader, points=args.points, variant_seed=args.variant_seed)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     return 0

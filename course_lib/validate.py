@@ -37,6 +37,7 @@ __all__ = [
     "same_length",
     "shape_of",
     "tensor",
+    "text",
 ]
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)
@@ -100,6 +101,15 @@ def choice(name: str, value: object, choices: Collection[object]) -> object:
     """``value`` if it is one of ``choices``; ValueError naming the choices otherwise."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def text(name: str, value: object) -> str:
+    """``value`` if it is a non-empty str; TypeError for another type, ValueError for ``""``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {_describe(value)}")
+    if not value:
+        raise ValueError(f"{name} must not be empty")
     return value
 
 

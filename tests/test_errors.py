@@ -97,6 +97,13 @@ CASES = {
         lambda: cl.explain_difference(X, X, rtol=-1e-4),
         "rtol",
     ),
+    "blocked": (lambda: cl.blocked("torch.softmax").__enter__(), lambda: cl.blocked(["softmax"]).__enter__(), "name"),
+    "variant_generator": (lambda: cl.variant_generator(1, 8), lambda: cl.variant_generator(1, ""), "exercise"),
+    "variant_numbers": (
+        lambda: cl.variant_numbers(1, 8, 0, lambda g: 1),
+        lambda: cl.variant_numbers(1, "", 0, lambda g: 1),
+        "exercise",
+    ),
     "fit": (
         lambda: cl.fit(nn.Identity(), (X, X), epochs=1.0),
         lambda: cl.fit(nn.Identity(), (X, X), epochs=0),

@@ -222,6 +222,52 @@ def test_student_notebook_stubs_clears_and_keeps_the_rest():
     nbformat.validate(new)
 
 
+HIDDEN = "cl.check_close(answer, torch.tensor(2.0), 'answer')\n### BEGIN HIDDEN TESTS\nassert float(answer) == 2.0\n### END HIDDEN TESTS"
+
+
+def test_hidden_tests_leave_the_student_version_and_stay_in_the_nbgrader_source():
+    nb = toy_notebook()
+    nb.cells[5].source = HIDDEN
+    new, exercises = student_notebook(nb)
+    assert new.cells[exercises[0].check_cell].source == "cl.check_close(answer, torch.tensor(2.0), 'answer')"
+    source, _ = nbgrader_notebook(nb, "00_toy")
+    assert source.cells[5].source == HIDDEN  # nbgrader's own markers, kept for nbgrader to hide and restore
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("x\n### BEGIN HIDDEN TESTS\ny", "without an"),
+        ("x\n### END HIDDEN TESTS", "without a"),
+        ("### BEGIN HIDDEN TESTS\n### BEGIN HIDDEN TESTS\n### END HIDDEN TESTS", "inside a hidden-test region"),
+    ],
+)
+def test_broken_hidden_test_markers_are_reported(text, words):
+    with pytest.raises(ValueError, match=words):
+        student.without_hidden_tests(text)
+
+
+def test_variant_seed_is_written_over_the_variant_line():
+    nb = toy_notebook()
+    nb.cells[1].source += "\nVARIANT = 0  # your own numbers"
+    for seed, written in (("s1234567", "VARIANT = 's1234567'"), ("42", "VARIANT = 42"), (7, "VARIANT = 7")):
+        new, _ = student_notebook(nb, variant_seed=seed)
+        assert new.cells[2].source.endswith(written + "  # your own numbers") and "VARIANT = 0" in nb.cells[1].source
+    assert not student.set_variant(toy_notebook(), "s1")  # a notebook without the line is left alone
+
+
+def test_by_hand_exercises_draw_their_numbers_from_the_variant():
+    for nb_path in NOTEBOOKS:
+        nb = nbformat.read(nb_path, as_version=4)
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        lines = re.findall(r"(?m)^VARIANT = .*$", code)
+        uses = "variant_numbers(VARIANT" in code
+        assert len(lines) == (1 if uses else 0), (
+            f"{nb_path.name}: {len(lines)} VARIANT lines, variant_numbers used: {uses}"
+        )
+        assert not lines or lines[0].startswith("VARIANT = 0"), f"{nb_path.name}: {lines[0]} (the course's is 0)"
+
+
 def test_nbgrader_notebook_tags_cells_and_hides_prose_markers():
     nb, exercises = nbgrader_notebook(toy_notebook(), "00_toy", points=2)
     assert [nb.cells[e.solution_cell].metadata["nbgrader"]["grade_id"] for e in exercises] == [

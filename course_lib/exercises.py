@@ -1,0 +1,197 @@
+"""What graded exercises need besides the checkers: per-student numbers, blocked shortcuts, unanswered placeholders.
+
+Three tools, each for one way a grade could be wrong:
+
+- **Variants** (:func:`variant_numbers`). A by-hand exercise takes its numbers from the notebook's ``VARIANT``
+  (``0`` in the course's notebooks: the numbers the text states). The student tool's ``--variant-seed`` writes another
+  value there (a student id, say), and every by-hand exercise then draws its own numbers from it, so two students
+  do not share answers. Checks recompute the expected answers from the numbers, never hold them as literals.
+- **Blocked shortcuts** (:func:`blocked`). An exercise whose point is to implement something is checked with the
+  course's and PyTorch's functions that would do the work made unavailable: calling one raises
+  :class:`ShortcutError`. :func:`course_lib.checks.check_function` does this with its ``without=`` argument.
+- **Unanswered placeholders** (:func:`unanswered`). The student version replaces a value answer ``x = ...`` by
+  ``x = unanswered("Exercise N: x")``, which raises ``NotImplementedError`` as soon as a check touches it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+from .validate import text
+
+__all__ = ["ShortcutError", "Unanswered", "blocked", "unanswered", "variant_generator", "variant_numbers"]
+
+
+# ---------------------------------------------------------------- variants: per-student numbers
+
+
+def _is_default(variant: object) -> bool:
+    return variant is None or (not isinstance(variant, bool) and variant in (0, "0", ""))
+
+
+def variant_generator(variant: int | str, exercise: str) -> torch.Generator:
+    """A CPU ``torch.Generator`` seeded from ``(variant, exercise)``: the same on every machine and Python.
+
+    The seed is a SHA-256 of ``f"{variant}/{exercise}"`` (not Python's ``hash``, which changes between runs), so
+    ``variant="s1234567"`` gives every exercise of every notebook its own stream, and the same stream each time.
+    """
+    if not isinstance(variant, int | str) or isinstance(variant, bool):
+        raise TypeError(f"variant must be an int or a str (a student id, say), got {type(variant).__name__}")
+    text("exercise", exercise)
+    digest = hashlib.sha256(f"{variant}/{exercise}".encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") >> 1)
+
+
+def variant_numbers(variant: int | str | None, exercise: str, default: Any, draw: Callable[[torch.Generator], Any]):
+    """The numbers of one by-hand exercise: ``default`` for variant 0, else ``draw(generator)``.
+
+    Args:
+        variant: the notebook's ``VARIANT``; ``0`` (or ``None``, ``"0"``) keeps the numbers the text states.
+        exercise: a name unique in the course, e.g. ``"08-1"`` (notebook 08, exercise 1): other exercises draw
+            other numbers from the same variant.
+        default: what to return for variant 0.
+        draw: ``draw(generator) -> numbers``, called with :func:`variant_generator` ``(variant, exercise)``; it
+            should draw numbers of the same kind as ``default`` (the same structure, sizes a person can work with).
+    """
+    text("exercise", exercise)
+    if _is_default(variant):
+        return default
+    return draw(variant_generator(variant, exercise))
+
+
+# ---------------------------------------------------------------- blocked shortcuts
+
+
+class ShortcutError(RuntimeError):
+    """Raised by a function that an exercise's check made unavailable (see :func:`blocked`)."""
+
+
+def _resolve(dotted: str) -> tuple[object, str]:
+    """``"torch.nn.functional.softmax"`` -> (the module ``torch.nn.functional``, ``"softmax"``); also classes:
+    ``"torch.nn.Conv2d.forward"`` -> (the class ``Conv2d``, ``"forward"``)."""
+    parts = text("name", dotted).split(".")
+    if len(parts) < 2:
+        raise ValueError(f"name must be dotted, like 'torch.softmax', got {dotted!r}")
+    for cut in range(len(parts) - 1, 0, -1):  # the longest importable module prefix
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:-1]:
+            owner = getattr(owner, attr)
+        if not hasattr(owner, parts[-1]):
+            raise ValueError(f"{dotted!r} names nothing: {'.'.join(parts[:-1])} has no attribute {parts[-1]!r}")
+        return owner, parts[-1]
+    raise ValueError(f"{dotted!r}: no importable module at its start")
+
+
+def _refusal(dotted: str, who: str) -> Callable[..., Any]:
+    def refuse(*args, **kwargs):
+        raise ShortcutError(
+            f"{dotted} is not available in this check: the exercise asks {who} to do its work without it"
+        )
+
+    refuse.__name__ = refuse.__qualname__ = dotted.rsplit(".", 1)[-1]
+    return refuse
+
+
+@contextmanager
+def blocked(
+    names: Sequence[str], *, who: str = "you", namespace: Mapping[str, Any] | None = None
+) -> Iterator[tuple[str, ...]]:
+    """Within the ``with`` block, every function named in ``names`` raises :class:`ShortcutError`.
+
+    Args:
+        names: dotted names, e.g. ``("torch.softmax", "torch.Tensor.softmax", "course_lib.split_heads",
+            "torch.nn.Conv2d.forward")``.
+        who: how the message names the one who may not use them ("split_heads", "you").
+        namespace: a dict of globals (a notebook's, where ``from course_lib import split_heads`` may have bound
+            the same function to another name); names in it that are bound to a blocked object are blocked too.
+
+    Also blocked: the same object in the module that defines it (``course_lib.multihead.split_heads`` for
+    ``course_lib.split_heads``). Everything is restored on exit, also after an error. Yields the names blocked.
+    """
+    if isinstance(names, str):
+        raise TypeError("names must be a sequence of dotted names, not one string: write ('torch.softmax',)")
+    targets: list[tuple[Any, str, str]] = []  # (owner, attribute, the dotted name shown in messages)
+    for dotted in names:
+        owner, attr = _resolve(dotted)
+        targets.append((owner, attr, dotted))
+        original = getattr(owner, attr)
+        home = sys.modules.get(getattr(original, "__module__", None) or "")
+        home_name = getattr(original, "__name__", None)
+        if home is not None and home is not owner and home_name and getattr(home, home_name, None) is original:
+            targets.append((home, home_name, dotted))
+        if namespace is not None:
+            targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
+    saved = []
+    try:
+        for owner, attr, dotted in targets:
+            if isinstance(owner, dict):
+                saved.append((owner, attr, True, owner[attr]))
+                owner[attr] = _refusal(dotted, who)
+            else:
+                saved.append((owner, attr, attr in vars(owner), getattr(owner, attr)))
+                setattr(owner, attr, _refusal(dotted, who))
+        yield tuple(names)
+    finally:
+        for owner, attr, was_own, original in reversed(saved):
+            if isinstance(owner, dict):
+                owner[attr] = original
+            elif was_own:
+                setattr(owner, attr, original)
+            else:  # it came from a class above, or from a module's lazy __getattr__: remove the override
+                delattr(owner, attr)
+
+
+# ---------------------------------------------------------------- placeholder for unanswered value exercises
+
+
+class Unanswered:
+    """Stands where the student version of a notebook expects a value answer; any use raises NotImplementedError.
+
+    ``q_2 = unanswered("Exercise 1: q_2")`` lets the exercise cell run, and the check after it then fails with
+    ``NotImplementedError: Exercise 1: q_2 is not answered yet ...`` instead of a confusing ``NameError``.
+    Converting it (``torch.tensor(x)``, ``float(x)``), comparing it, doing arithmetic with it or calling it
+    all raise; only ``repr`` works, so that it can be displayed.
+    """
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str = "this exercise"):
+        self.what = what
+
+    def _fail(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"{self.what} is not answered yet: replace `unanswered(...)` in the exercise cell with your answer"
+        )
+
+    for _name in (
+        "__bool__ __float__ __int__ __index__ __complex__ __len__ __iter__ __getitem__ __contains__ __call__ "
+        "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __neg__ __pos__ __abs__ __invert__ __round__ __format__ "
+        "__array__ __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ "
+        "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ __rand__ __or__ __ror__"
+    ).split():
+        locals()[_name] = _fail
+    del _name
+    __hash__ = object.__hash__
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):  # torch.allclose(x, ...), torch.stack([x]) ...
+        found = [a for a in (*args, *(kwargs or {}).values()) if isinstance(a, Unanswered)]
+        (found[0] if found else cls())._fail()
+
+    def __repr__(self) -> str:
+        return f"unanswered({self.what!r})"
+
+
+def unanswered(what: str = "this exercise") -> Unanswered:
+    """The placeholder the student version puts where a value answer goes (see :class:`Unanswered`)."""
+    return Unanswered(what)

@@ -1,0 +1,109 @@
+"""course_lib.exercises: per-student numbers (variants) and blocked library shortcuts, and check_function's without=."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import course_lib as cl
+import course_lib.multihead
+from course_lib.exercises import ShortcutError, blocked, variant_generator, variant_numbers
+
+
+def draw(g):
+    return [int(x) for x in torch.randint(2, 1000, (3,), generator=g)]
+
+
+@pytest.mark.parametrize("default_variant", [0, "0", None, ""])
+def test_variant_0_keeps_the_numbers_of_the_text(default_variant):
+    assert variant_numbers(default_variant, "08-1", (16384, 128), draw) == (16384, 128)
+
+
+def test_variants_are_reproducible_and_differ_between_students_and_exercises():
+    a = variant_numbers("s1234567", "08-1", None, draw)
+    assert a == variant_numbers("s1234567", "08-1", None, draw)  # the same student gets the same numbers
+    assert a != variant_numbers("s7654321", "08-1", None, draw)  # another student others
+    assert a != variant_numbers("s1234567", "08-2", None, draw)  # another exercise others
+    assert variant_numbers(7, "08-1", None, draw) == variant_numbers(7, "08-1", None, draw)
+
+
+def test_variant_streams_are_fixed_across_python_processes():
+    # SHA-256, not hash(): a fixed value that a change of PYTHONHASHSEED or of Python cannot move
+    assert (
+        torch.randint(0, 10**6, (1,), generator=variant_generator("student-a", "03-1")).item()
+        == torch.randint(0, 10**6, (1,), generator=variant_generator("student-a", "03-1")).item()
+    )
+    with pytest.raises(TypeError, match="variant"):
+        variant_generator(True, "03-1")
+
+
+def test_blocked_functions_raise_and_come_back():
+    x = torch.randn(3, 4)
+    with blocked(["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax"], who="my_softmax"):
+        with pytest.raises(ShortcutError, match="torch.softmax is not available.*my_softmax"):
+            torch.softmax(x, -1)
+        with pytest.raises(ShortcutError, match="torch.Tensor.softmax"):
+            x.softmax(-1)
+        with pytest.raises(ShortcutError):
+            F.softmax(x, -1)
+        assert torch.exp(x).sum() > 0  # everything else works
+    torch.testing.assert_close(torch.softmax(x, -1), x.softmax(-1))  # restored
+    torch.testing.assert_close(F.softmax(x, -1), x.softmax(-1))
+
+
+def test_blocked_reaches_the_defining_module_and_aliases_in_a_namespace():
+    namespace = {"sh": cl.split_heads, "other": cl.merge_heads}
+    with blocked(["course_lib.split_heads"], namespace=namespace):
+        for call in (cl.split_heads, course_lib.multihead.split_heads, namespace["sh"]):
+            with pytest.raises(ShortcutError):
+                call(torch.zeros(1, 2, 4), 2)
+        assert namespace["other"] is cl.merge_heads
+    assert namespace["sh"] is course_lib.multihead.split_heads
+    assert cl.split_heads(torch.zeros(1, 2, 4), 2).shape == (1, 2, 2, 2)
+    assert cl.split_heads is course_lib.multihead.split_heads
+
+
+def test_blocked_restores_a_name_that_was_not_loaded_yet():
+    import course_lib
+
+    vars(course_lib).pop("merge_heads", None)  # as if never asked for: course_lib's __getattr__ would load it
+    with blocked(["course_lib.merge_heads"]):
+        with pytest.raises(ShortcutError):
+            course_lib.merge_heads(torch.zeros(1, 2, 2, 2))
+    assert course_lib.merge_heads is course_lib.multihead.merge_heads
+
+
+def test_blocked_methods_of_classes_and_restoring_after_an_error():
+    conv = torch.nn.Conv2d(1, 1, 3)
+    with pytest.raises(KeyError):
+        with blocked(["torch.nn.Conv2d.forward"]):
+            with pytest.raises(ShortcutError):
+                conv(torch.zeros(1, 1, 5, 5))
+            raise KeyError("an error inside the block")
+    assert conv(torch.zeros(1, 1, 5, 5)).shape == (1, 1, 3, 3)
+    assert "forward" in vars(torch.nn.Conv2d)
+
+
+def test_blocked_refuses_names_it_cannot_find():
+    with pytest.raises(ValueError, match="names nothing"):
+        blocked(["torch.no_such_function"]).__enter__()
+    with pytest.raises(TypeError, match="not one string"):
+        blocked("torch.softmax").__enter__()
+
+
+def test_check_function_without_fails_a_library_call_and_says_so(capsys):
+    def inputs(g):
+        return (torch.randn(2, 5, generator=g),)
+
+    def by_library(s):
+        return torch.softmax(s, dim=-1)
+
+    def by_hand(s):
+        e = (s - s.amax(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+
+    banned = ("torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax")
+    with pytest.raises(AssertionError, match="by_library raised ShortcutError: torch.softmax is not available"):
+        cl.check_function(by_library, lambda s: torch.softmax(s, -1), inputs, without=banned)
+    cl.check_function(by_hand, lambda s: torch.softmax(s, -1), inputs, without=banned)  # the reference may use it
+    assert "without torch.softmax, torch.Tensor.softmax, torch.nn.functional.softmax" in capsys.readouterr().out
+    cl.check_function(by_library, lambda s: torch.softmax(s, -1), inputs)  # nothing banned: it passes
