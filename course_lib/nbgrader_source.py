@@ -3,7 +3,8 @@
 The solutions stay; solution cells are tagged as nbgrader "autograded answer" cells and each exercise's check cell as
 an "autograder tests" cell, whose hidden tests (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``) nbgrader
 removes from the release and puts back to grade; prose that mentions nbgrader's markers is changed so that nbgrader
-does not take it for a region (a no-break space between the two words). The exercises are found as in :mod:`course_lib.student`.
+does not take it for a region (a no-break space between the two words). The exercises are found as in
+:mod:`course_lib.student`.
 """
 
 from __future__ import annotations

@@ -222,7 +222,10 @@ def test_student_notebook_stubs_clears_and_keeps_the_rest():
     nbformat.validate(new)
 
 
-HIDDEN = "cl.check_close(answer, torch.tensor(2.0), 'answer')\n### BEGIN HIDDEN TESTS\nassert float(answer) == 2.0\n### END HIDDEN TESTS"
+HIDDEN = (
+    "cl.check_close(answer, torch.tensor(2.0), 'answer')\n"
+    "### BEGIN HIDDEN TESTS\nassert float(answer) == 2.0\n### END HIDDEN TESTS"
+)
 
 
 def test_hidden_tests_leave_the_student_version_and_stay_in_the_nbgrader_source():
