@@ -21,7 +21,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "attention": ("SelfAttention", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"),
     "multihead": ("MultiHeadAttention", "merge_heads", "split_heads"),
     "checks": ("check_close", "check_function", "explain_difference"),
-    "exercises": ("blocked", "variant_generator", "variant_numbers"),
+    "exercises": ("ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "blocked", "variant_generator", "variant_numbers"),
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
     "data": ("associative_recall", "load_digits", "recall_task", "recall_token_names"),
     "corpus": ("WORD_CATEGORIES", "skipgram_pairs", "toy_corpus"),

@@ -26,7 +26,32 @@ import torch
 
 from .validate import text
 
-__all__ = ["ShortcutError", "Unanswered", "blocked", "unanswered", "variant_generator", "variant_numbers"]
+__all__ = [
+    "ATTENTION_FUNCTIONS",
+    "SOFTMAX_FUNCTIONS",
+    "ShortcutError",
+    "Unanswered",
+    "blocked",
+    "unanswered",
+    "variant_generator",
+    "variant_numbers",
+]
+
+# Names for check_function(without=...) that several exercises share: every spelling of a softmax in PyTorch ...
+SOFTMAX_FUNCTIONS = tuple(
+    f"{owner}.{fn}"
+    for owner in ("torch", "torch.Tensor", "torch.special", "torch.nn.functional")
+    for fn in ("softmax", "log_softmax", "logsumexp")
+    if (owner, fn) != ("torch.nn.functional", "logsumexp")  # torch.nn.functional has no logsumexp
+) + ("torch.nn.Softmax.forward", "torch.nn.LogSoftmax.forward", "course_lib.attention_weights")
+# ... and every function that computes attention in one call
+ATTENTION_FUNCTIONS = (
+    "course_lib.scaled_dot_product_attention",
+    "course_lib.attention_weights",
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "torch.nn.MultiheadAttention.forward",
+)
 
 
 # ---------------------------------------------------------------- variants: per-student numbers

@@ -236,7 +236,8 @@ CASES = {
 }
 # Names with no argument to get wrong, or only a data class.
 NO_ARGUMENTS = {
-    "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar", "encoder_block_diagram"
+    "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar", "encoder_block_diagram",
+    "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS",
 }  # fmt: skip
 
 

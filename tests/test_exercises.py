@@ -105,5 +105,21 @@ def test_check_function_without_fails_a_library_call_and_says_so(capsys):
     with pytest.raises(AssertionError, match="by_library raised ShortcutError: torch.softmax is not available"):
         cl.check_function(by_library, lambda s: torch.softmax(s, -1), inputs, without=banned)
     cl.check_function(by_hand, lambda s: torch.softmax(s, -1), inputs, without=banned)  # the reference may use it
-    assert "without torch.softmax, torch.Tensor.softmax, torch.nn.functional.softmax" in capsys.readouterr().out
+    assert "without calling torch.softmax, torch.Tensor.softmax, torch.nn.functional.softmax" in capsys.readouterr().out
+    cl.check_function(by_hand, lambda s: torch.softmax(s, -1), inputs, without=cl.SOFTMAX_FUNCTIONS)
+    assert f"torch.logsumexp and {len(cl.SOFTMAX_FUNCTIONS) - 3} more" in capsys.readouterr().out
     cl.check_function(by_library, lambda s: torch.softmax(s, -1), inputs)  # nothing banned: it passes
+
+
+def test_the_shared_name_lists_name_real_functions_and_block_them():
+    x = torch.randn(2, 3)
+    with blocked(cl.SOFTMAX_FUNCTIONS + cl.ATTENTION_FUNCTIONS):  # every name resolves
+        for call in (
+            lambda: x.softmax(-1),
+            lambda: torch.special.log_softmax(x, -1),
+            lambda: torch.nn.Softmax(-1)(x),
+            lambda: F.scaled_dot_product_attention(x[None], x[None], x[None]),
+            lambda: x.logsumexp(-1),
+        ):
+            with pytest.raises(ShortcutError):
+                call()
