@@ -2,10 +2,10 @@
 tests/test_grading.py). Keys are the exercises' labels; values replace the whole answer cell."""
 
 SHORTCUTS = {
-    "Exercise 3": '''def my_softmax(scores):
-    return torch.softmax(scores, dim=-1)''',
-    "Exercise 5": '''def my_attention(q, k, v):
-    return cl.scaled_dot_product_attention(q, k, v)''',
+    "Exercise 3": """def my_softmax(scores):
+    return torch.softmax(scores, dim=-1)""",
+    "Exercise 5": """def my_attention(q, k, v):
+    return cl.scaled_dot_product_attention(q, k, v)""",
 }
 
 # Exercises that write a function no library call replaces, and why.
