@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "attention": ("SelfAttention", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"),
     "multihead": ("MultiHeadAttention", "merge_heads", "split_heads"),
-    "checks": ("check_close", "check_function", "explain_difference"),
+    "checks": ("check_answer", "check_close", "check_function", "explain_difference"),
     "exercises": ("ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "blocked", "variant_generator", "variant_numbers"),
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
     "data": ("associative_recall", "load_digits", "recall_task", "recall_token_names"),
@@ -31,6 +31,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "masks": ("bigbird_mask", "causal_mask", "longformer_mask", "mask_receptive_field", "padding_mask", "window_mask"),
     "models": ("TransformerEncoder", "TransformerEncoderBlock"),
     "classifiers": ("BagOfEmbeddings", "SequenceClassifier"),
+    "grouped_query": ("GroupedQueryAttention", "KVCache"),
+    "decoder": ("DecoderBlock", "DecoderLM"),
+    "generation": ("generate", "sample_next_token", "top_k_filter", "top_p_filter"),
     "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
     "plot": ("plot_attention",),
     "diagrams": ("encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"),

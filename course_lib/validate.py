@@ -38,6 +38,7 @@ __all__ = [
     "shape_of",
     "tensor",
     "text",
+    "token_ids",
 ]
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)
@@ -126,6 +127,23 @@ def tensor(name: str, value: object, *, min_dim: int = 0, floating: bool = False
     if value.dim() < min_dim:
         where = f" {layout}" if layout else ""
         raise ValueError(f"{name} must have at least {min_dim} dimensions{where}, got shape {shape_of(value)}")
+    return value
+
+
+def token_ids(name: str, value: object, vocab_size: int) -> Tensor:
+    """``value`` if it is an integer tensor ``(B, L)``, ``L >= 1``, of token ids in ``[0, vocab_size)``.
+
+    TypeError for a non-tensor or a floating, complex or boolean dtype; ValueError for another shape or an id out of
+    range.
+    """
+    tensor(name, value)
+    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer token ids, got dtype {value.dtype}")
+    if value.dim() != 2 or value.shape[1] == 0:
+        raise ValueError(f"{name} must have shape (B, L) with L >= 1, got {shape_of(value)} (one sequence: add [None])")
+    low, high = (int(value.min()), int(value.max())) if value.numel() else (0, 0)
+    if low < 0 or high >= vocab_size:
+        raise ValueError(f"{name} must hold ids in [0, vocab_size={vocab_size}), got ids from {low} to {high}")
     return value
 
 

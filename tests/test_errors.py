@@ -9,10 +9,24 @@ import course_lib as cl
 
 X = torch.randn(2, 5, 8)  # (B, L, D)
 Q = torch.randn(2, 5, 4)  # (B, L, Dk)
+LOGITS = torch.randn(2, 6)  # (B, V)
+TOKENS = torch.zeros(1, 3, dtype=torch.long)  # (B, P)
 
 # name -> (a call with an argument of the wrong type, a call with a wrong value, the argument both calls get wrong)
 CASES = {
     "BagOfEmbeddings": (lambda: cl.BagOfEmbeddings(10, 2.0), lambda: cl.BagOfEmbeddings(10, 0), "num_classes"),
+    "DecoderBlock": (lambda: cl.DecoderBlock(8, 2, d_ff=3.5), lambda: cl.DecoderBlock(8, 2, d_ff=0), "d_ff"),
+    "DecoderLM": (
+        lambda: cl.DecoderLM(10, 8, 2, 1, max_len="8"),
+        lambda: cl.DecoderLM(10, 8, 2, 1, max_len=0),
+        "max_len",
+    ),
+    "GroupedQueryAttention": (
+        lambda: cl.GroupedQueryAttention(8, 4, 2.0),
+        lambda: cl.GroupedQueryAttention(8, 4, 3),
+        "num_kv_heads",
+    ),
+    "KVCache": (lambda: cl.KVCache(2.0), lambda: cl.KVCache(0), "num_layers"),
     "LearnedPositionalEmbedding": (
         lambda: cl.LearnedPositionalEmbedding("8", 4),
         lambda: cl.LearnedPositionalEmbedding(0, 4),
@@ -66,6 +80,11 @@ CASES = {
         "lstm",
     ),
     "check_close": (lambda: cl.check_close(X, X, atol="0"), lambda: cl.check_close(X, X, atol=-1.0), "atol"),
+    "check_answer": (
+        lambda: cl.check_answer(torch.zeros(1), torch.zeros(1), atol="0"),
+        lambda: cl.check_answer(torch.zeros(1), torch.zeros(1), atol=-1.0),
+        "atol",
+    ),
     "check_function": (
         lambda: cl.check_function(torch.relu, torch.relu, lambda g: (X,), trials=2.0),
         lambda: cl.check_function(torch.relu, torch.relu, lambda g: (X,), trials=0),
@@ -113,6 +132,11 @@ CASES = {
         lambda: cl.frame_signal(torch.zeros(800), 16000.0),
         lambda: cl.frame_signal(torch.zeros(800), 0),
         "sample_rate",
+    ),
+    "generate": (
+        lambda: cl.generate(cl.DecoderLM(10, 8, 2, 1, max_len=8), TOKENS, 2, temperature="1"),
+        lambda: cl.generate(cl.DecoderLM(10, 8, 2, 1, max_len=8), TOKENS, 2, temperature=0.0),
+        "temperature",
     ),
     "get_device": (lambda: cl.get_device(3), lambda: cl.get_device("abacus"), "prefer"),
     "gradient_norms_through_time": (
@@ -185,6 +209,11 @@ CASES = {
         lambda: cl.scaled_dot_product_attention(Q, Q, Q[:, :3]),
         "v",
     ),
+    "sample_next_token": (
+        lambda: cl.sample_next_token(LOGITS, temperature=1.0, top_k=2.0),
+        lambda: cl.sample_next_token(LOGITS, temperature=1.0, top_k=0),
+        "top_k",
+    ),
     "set_seed": (lambda: cl.set_seed(1.5), None, "seed"),  # every int is a seed
     "shift_attention_weights": (
         lambda: cl.shift_attention_weights(4, 4, 3.0),
@@ -220,6 +249,8 @@ CASES = {
     "split_heads": (lambda: cl.split_heads(X, 2.0), lambda: cl.split_heads(X, 3), "num_heads"),
     "tokenize": (lambda: cl.tokenize(3), None, "text"),
     "toy_corpus": (lambda: cl.toy_corpus(2.0), lambda: cl.toy_corpus(0), "num_sentences"),
+    "top_k_filter": (lambda: cl.top_k_filter(LOGITS, 2.5), lambda: cl.top_k_filter(LOGITS, 0), "k"),
+    "top_p_filter": (lambda: cl.top_p_filter(LOGITS, "0.9"), lambda: cl.top_p_filter(LOGITS, 1.5), "p"),
     "unpatchify": (
         lambda: cl.unpatchify(torch.zeros(1, 4, 4), 2.0, 4, 4),
         lambda: cl.unpatchify(torch.zeros(1, 4, 4), 0, 4, 4),

@@ -1,0 +1,173 @@
+r"""Generating text with a decoder-only model: greedy decoding, sampling with a temperature, top-k and top-p filters.
+
+Autoregressive generation feeds the model its own output: from the logits of the last position choose the next
+token, append it, repeat. Choosing is either **greedy** (the most likely token, deterministic) or **sampling** from
+
+.. math::  p_i = \operatorname{softmax}(z / \tau)_i
+
+with temperature :math:`\tau > 0` (below 1 sharper, above 1 flatter), optionally restricted first to the ``k`` most
+likely tokens (top-k; Fan et al., "Hierarchical Neural Story Generation", ACL 2018) or to the smallest set of tokens
+whose probability reaches ``p`` (top-p or nucleus sampling; Holtzman et al., "The Curious Case of Neural Text
+Degeneration", ICLR 2020). A filter sets the logits it removes to ``-inf``, so their probability is exactly 0.
+
+Shape legend: ``B`` batch, ``P`` prompt length, ``N`` new tokens, ``V`` vocabulary size.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .decoder import DecoderLM
+from .grouped_query import KVCache
+from .validate import compute_dtype, integer, number, shape_of, tensor, token_ids
+
+__all__ = ["generate", "sample_next_token", "top_k_filter", "top_p_filter"]
+
+
+def _check_logits(logits: object) -> Tensor:
+    if tensor("logits", logits, min_dim=1, floating=True, layout="(..., V)").shape[-1] == 0:
+        raise ValueError(f"logits must have at least one entry along V, got shape {shape_of(logits)}")
+    return logits
+
+
+def top_k_filter(logits: Tensor, k: int) -> Tensor:
+    """Keep the ``k`` largest logits of each row ``(..., V)``, set the others to ``-inf``; a new tensor.
+
+    Ties with the ``k``-th largest value are all kept (so a row may keep more than ``k``); ``k >= V`` keeps every
+    logit.
+    """
+    _check_logits(logits)
+    k = min(integer("k", k, minimum=1), logits.shape[-1])
+    kth_largest = torch.topk(logits, k, dim=-1).values[..., -1:]  # (..., 1)
+    return logits.masked_fill(logits < kth_largest, float("-inf"))
+
+
+def top_p_filter(logits: Tensor, p: float) -> Tensor:
+    """Keep the smallest set of most likely tokens whose total probability is at least ``p``; ``-inf`` elsewhere.
+
+    Sort the probabilities ``softmax(logits)`` in decreasing order and keep a token while the probability of the
+    tokens before it is still below ``p``: the most likely token is always kept, and ``p = 1`` keeps every token.
+    ``logits`` ``(..., V)``, ``0 < p <= 1``; returns a new tensor of the same shape and dtype.
+    """
+    _check_logits(logits)
+    p = number("p", p, minimum=0.0, strict_minimum=True, maximum=1.0)
+    if p == 1.0:  # every token; rounding in the cumulative sum could otherwise drop the least likely one
+        return logits.clone()
+    probs = torch.softmax(logits.to(compute_dtype(logits.dtype)), dim=-1)  # (..., V)
+    sorted_probs, order = torch.sort(probs, dim=-1, descending=True)  # (..., V), most likely first
+    before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs  # probability of the tokens ranked before each
+    keep_sorted = before < p  # (..., V), True for the first token at least
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)  # back to vocabulary order
+    return logits.masked_fill(~keep, float("-inf"))
+
+
+def _check_sampling(
+    temperature: float | None, top_k: int | None, top_p: float | None, generator: torch.Generator | None
+) -> None:
+    if temperature is not None:
+        number("temperature", temperature, minimum=0.0, strict_minimum=True)
+    if top_k is not None:
+        integer("top_k", top_k, minimum=1)
+    if top_p is not None:
+        number("top_p", top_p, minimum=0.0, strict_minimum=True, maximum=1.0)
+    if temperature is None and (top_k is not None or top_p is not None):
+        name = "top_k" if top_k is not None else "top_p"
+        raise ValueError(f"{name} filters sampling, but temperature=None means greedy: give a temperature too")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+def sample_next_token(
+    logits: Tensor,
+    *,
+    temperature: float | None = None,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Choose one token per row of ``logits`` ``(B, V)``; returns ids ``(B,)`` (int64).
+
+    ``temperature=None``: greedy, the argmax (the first one on ties). A float ``> 0``: sample from
+    ``softmax(filtered / temperature)`` with ``torch.multinomial(..., generator=generator)``, after
+    :func:`top_k_filter` and then :func:`top_p_filter` when ``top_k`` / ``top_p`` are given. The probabilities are
+    computed in float32 for half-precision logits; ``generator`` must live on the logits' device.
+    """
+    _check_sampling(temperature, top_k, top_p, generator)
+    if _check_logits(logits).dim() != 2:
+        raise ValueError(f"logits must have shape (B, V), got {shape_of(logits)}")
+    if temperature is None:
+        return logits.argmax(dim=-1)  # (B,)
+    z = logits.to(compute_dtype(logits.dtype)) / temperature  # (B, V)
+    if top_k is not None:
+        z = top_k_filter(z, top_k)
+    if top_p is not None:
+        z = top_p_filter(z, top_p)
+    probs = torch.softmax(z, dim=-1)  # (B, V)
+    return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (B,)
+
+
+@torch.no_grad()
+def generate(
+    model: DecoderLM,
+    prompt: Tensor,
+    max_new_tokens: int,
+    *,
+    temperature: float | None = None,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+    use_cache: bool = True,
+    return_logits: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Continue every prompt of ``prompt`` ``(B, P)`` by ``max_new_tokens`` tokens chosen by :func:`sample_next_token`.
+
+    Returns the **new tokens only**, ``(B, N)`` (``torch.cat((prompt, new), dim=1)`` is the whole text), and with
+    ``return_logits`` also the model's logits ``(B, N, V)`` from which each new token was chosen (before temperature
+    and filters).
+
+    ``use_cache=True`` feeds the prompt once and then one token per step, reusing every earlier key and value
+    (:class:`KVCache`); ``use_cache=False`` recomputes the whole sequence at every step. Both give the same tokens
+    and logits (up to rounding; tested). The context is a hard limit, with or without the cache: every token the
+    model reads needs a position, so ``P + N - 1 <= model.max_len`` (the last token is returned, never read), else
+    ``ValueError`` — no sliding window. The model is used in whatever mode it is in: call ``model.eval()`` first if
+    it has dropout. Tokens and logits are on the model's device; the dtype of the logits is the model's.
+    """
+    if not isinstance(model, DecoderLM):
+        raise TypeError(f"model must be a course_lib DecoderLM, got {type(model).__name__}")
+    token_ids("prompt", prompt, model.vocab_size)
+    integer("max_new_tokens", max_new_tokens, minimum=0)
+    _check_sampling(temperature, top_k, top_p, generator)
+    for name, flag in (("use_cache", use_cache), ("return_logits", return_logits)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    B, P = prompt.shape
+    if prompt.device != model.lm_head.weight.device:
+        raise ValueError(f"prompt is on {prompt.device} but the model on {model.lm_head.weight.device}: move one")
+    if P > model.max_len:
+        raise ValueError(f"prompt of length P={P} is longer than the context max_len={model.max_len}")
+    if P + max_new_tokens - 1 > model.max_len:
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} after a prompt of P={P} tokens needs P + max_new_tokens - 1 = "
+            f"{P + max_new_tokens - 1} positions, more than the context max_len={model.max_len}"
+        )
+    cache = KVCache(model.num_layers) if use_cache else None
+    sequence, new_tokens, step_logits = prompt, [], []
+    logits = model(prompt, cache=cache)[:, -1]  # (B, V): what follows the prompt
+    for step in range(max_new_tokens):
+        token = sample_next_token(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
+        new_tokens.append(token)
+        step_logits.append(logits)
+        if step == max_new_tokens - 1:
+            break  # the last token is returned, never read
+        if use_cache:  # only the new token; its keys and values join the cache
+            logits = model(token[:, None], cache=cache)[:, -1]
+        else:  # the whole sequence again
+            sequence = torch.cat((sequence, token[:, None]), dim=1)  # (B, P + step + 1)
+            logits = model(sequence)[:, -1]
+    empty = torch.empty(B, 0, dtype=torch.long, device=prompt.device)
+    new = torch.stack(new_tokens, dim=1) if new_tokens else empty  # (B, N) int64
+    if not return_logits:
+        return new
+    logits = torch.stack(step_logits, dim=1) if step_logits else logits.new_empty(B, 0, model.vocab_size)
+    return new, logits  # (B, N), (B, N, V)
