@@ -15,12 +15,13 @@ NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cf
 # Two notebooks at a time (pytest-xdist); loadscope keeps each notebook's cells on one worker, in order.
 NBVAL_PARALLEL := -n 2 --dist loadscope
 
-.PHONY: lab test test-unit test-notebooks test-core-paths test-portable test-oldest test-gpu execute lint setup clean help
+.PHONY: lab test test-unit test-notebooks test-core-paths test-grading test-portable test-oldest test-gpu execute lint setup clean help
 
 help:
 	@echo "make lab        JupyterLab on notebooks/00_start_here.ipynb (sets up .venv on first use)"
 	@echo "make test       unit tests + strict nbval over every notebook and every core path (CPU)"
 	@echo "make test-portable  strict nbval under several CPU profiles (tools/portability.py): outputs that hold anywhere"
+	@echo "make test-grading   nbgrader end to end: every notebook as an assignment, three submissions graded (slow)"
 	@echo "make test-oldest    unit tests + the notebooks' checks with the oldest versions pyproject.toml allows"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
 	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
@@ -63,6 +64,17 @@ PORTABLE_NOTEBOOKS ?= $(NOTEBOOKS)
 test-portable: $(STAMP)
 	$(BIN)/python tools/portability.py --profiles $(PORTABLE_PROFILES) $(PORTABLE_NOTEBOOKS)
 
+# nbgrader end to end (tests/test_grading.py): each notebook becomes an nbgrader assignment, and a reference, an
+# unchanged and a library-shortcut submission are autograded and scored per exercise. Each notebook runs three times,
+# so `make test` skips it; CI runs it. Installs the `grading` extra (nbgrader) the first time.
+GRADING_STAMP := $(VENV)/.grading-installed
+$(GRADING_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,grading]"
+	@touch $(GRADING_STAMP)
+
+test-grading: $(GRADING_STAMP)
+	COURSE_GRADING=1 $(NBVAL_ENV) $(BIN)/python -m pytest tests/test_grading.py -n 2 -q -rs
+
 # Every lower bound in pyproject.toml is tested: the oldest Python the course supports (3.10) with the oldest version
 # of every dependency (tools/oldest_requirements.py pins each `>=` floor), then the unit tests and the notebooks'
 # asserts (lax nbval: stored digits come from newer versions). Downloads about 3 GB the first time.
@@ -98,8 +110,9 @@ clean:
 
 # Student versions (course_lib/student.py): every exercise's solution replaced by a stub, outputs cleared.
 .PHONY: student
+# `make student VARIANT_SEED=s1234567`: that student's own numbers in the by-hand exercises.
 student: $(STAMP)
-	$(BIN)/python -m course_lib.student notebooks --out student
+	$(BIN)/python -m course_lib.student notebooks --out student $(if $(VARIANT_SEED),--variant-seed "$(VARIANT_SEED)")
 
 # The book and the real-browser test (tools/build_book.py, tests/e2e/). Their tools are the extras "book" (Sphinx,
 # MyST-NB, Sphinx Book Theme, and MathJax and reveal.js from PyPI) and "e2e" (Playwright, which drives Debian's

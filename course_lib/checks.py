@@ -24,7 +24,7 @@ from torch import Tensor
 from .exercises import Unanswered, blocked, unanswered
 from .validate import integer, number
 
-__all__ = ["Unanswered", "unanswered", "explain_difference", "check_close", "check_function"]
+__all__ = ["Unanswered", "unanswered", "explain_difference", "check_answer", "check_close", "check_function"]
 
 
 def _raise_if_unanswered(*values: object) -> None:
@@ -111,14 +111,33 @@ def _hint(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
     return ""
 
 
+def _shape_problem(actual: Tensor, expected: Tensor) -> str:
+    hint = ""
+    a_shape, e_shape = tuple(actual.shape), tuple(expected.shape)
+    if len(a_shape) == len(e_shape) >= 2 and a_shape[:-2] == e_shape[:-2] and a_shape[-2:] == e_shape[-2:][::-1]:
+        hint = " (its last two dimensions look swapped: a transpose?)"
+    elif actual.numel() == expected.numel() and actual.squeeze().shape == expected.squeeze().shape:
+        hint = " (the same numbers of elements up to dimensions of size 1: a missing or extra unsqueeze/squeeze?)"
+    elif actual.numel() == expected.numel():
+        hint = " (the same number of elements in another arrangement: a reshape or view in the wrong order?)"
+    return f"shape is {a_shape}, expected {e_shape}{hint}"
+
+
 def explain_difference(
-    actual: object, expected: Tensor, *, atol: float = 1e-5, rtol: float = 1e-4, hints: bool = True
+    actual: object,
+    expected: Tensor,
+    *,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    hints: bool = True,
+    reveal: bool = True,
 ) -> str | None:
     """Return a sentence describing the first way ``actual`` differs from ``expected``, or None if they agree.
 
     ``hints=False`` leaves out the guess at a cause that follows a difference in values (a scale factor, the softmax
     axis, a mask, a transpose: written for attention exercises), for exercises where such a guess would mislead;
-    the description of the difference itself (shape, dtype, where, by how much) stays.
+    the description of the difference itself (shape, dtype, where, by how much) stays. ``reveal=False`` (by-hand
+    answers) says which element is wrong and whether it is too large or too small, never the expected value.
 
     Raises ``NotImplementedError`` if ``actual`` is an :class:`Unanswered` placeholder.
     """
@@ -133,15 +152,7 @@ def explain_difference(
                 extra += " (return one tensor, not several)"
         return f"expected a torch.Tensor, got {type(actual).__name__}{extra}"
     if actual.shape != expected.shape:
-        hint = ""
-        a_shape, e_shape = tuple(actual.shape), tuple(expected.shape)
-        if len(a_shape) == len(e_shape) >= 2 and a_shape[:-2] == e_shape[:-2] and a_shape[-2:] == e_shape[-2:][::-1]:
-            hint = " (its last two dimensions look swapped: a transpose?)"
-        elif actual.numel() == expected.numel() and actual.squeeze().shape == expected.squeeze().shape:
-            hint = " (the same numbers of elements up to dimensions of size 1: a missing or extra unsqueeze/squeeze?)"
-        elif actual.numel() == expected.numel():
-            hint = " (the same number of elements in another arrangement: a reshape or view in the wrong order?)"
-        return f"shape is {tuple(actual.shape)}, expected {tuple(expected.shape)}{hint}"
+        return _shape_problem(actual, expected)
     if actual.dtype != expected.dtype:
         hint = ""
         if expected.dtype.is_floating_point and not actual.dtype.is_floating_point:
@@ -158,6 +169,12 @@ def explain_difference(
     index = tuple(int(i) for i in wrong.nonzero()[0])
     count = int(wrong.sum())
     where = f"[{', '.join(map(str, index))}]" if index else ""
+    if not reveal:
+        mine, theirs = a[index].item(), e[index].item()
+        verdict = (
+            "is not the expected value" if a.dtype == torch.bool else f"is too {'large' if mine > theirs else 'small'}"
+        )
+        return f"{count} of {wrong.numel()} elements differ; the first is at {where}: yours, {mine:.4g}, {verdict}"
     message = (
         f"{count} of {wrong.numel()} elements differ; the first is at {where}: "
         f"got {a[index].item():.4g}, expected {e[index].item():.4g}"
@@ -179,15 +196,24 @@ def check_close(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     hints: bool = True,
+    reveal: bool = True,
 ) -> None:
     """Raise ``AssertionError`` explaining how ``actual`` differs from ``expected``; print a short OK otherwise.
 
     An :class:`Unanswered` placeholder (the student version's stub) raises ``NotImplementedError`` instead.
+    ``reveal=False`` keeps the expected value out of the message (see :func:`check_answer`).
     """
-    problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
+    problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints, reveal=reveal)
     if problem is not None:
         raise AssertionError(f"{name}: {problem}")
     print(f"✓ {name} is correct")
+
+
+def check_answer(actual: object, expected: Tensor, name: str = "your answer", *, atol: float = 1e-5,
+                 rtol: float = 1e-4) -> None:  # fmt: skip
+    """:func:`check_close` for a by-hand answer: a wrong answer is told which element is wrong and whether it is too
+    large or too small, never the expected value, which would give the answer away."""
+    check_close(actual, expected, name, atol=atol, rtol=rtol, hints=False, reveal=False)
 
 
 def check_function(
@@ -233,6 +259,7 @@ def check_function(
         problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
         if problem is not None:
             raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
+    without = tuple(dict.fromkeys(without))
     shown = ", ".join(without[:3]) + (f" and {len(without) - 3} more" if len(without) > 3 else "")
     blocked_names = f", without calling {shown}" if without else ""
     print(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}")

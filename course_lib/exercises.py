@@ -48,6 +48,8 @@ SOFTMAX_FUNCTIONS = tuple(
 ATTENTION_FUNCTIONS = (
     "course_lib.scaled_dot_product_attention",
     "course_lib.attention_weights",
+    "course_lib.chunked_attention",
+    "course_lib.sliding_window_attention",
     "torch.nn.functional.scaled_dot_product_attention",
     "torch.nn.functional.multi_head_attention_forward",
     "torch.nn.MultiheadAttention.forward",
@@ -140,20 +142,22 @@ def blocked(
         namespace: a dict of globals (a notebook's, where ``from course_lib import split_heads`` may have bound
             the same function to another name); names in it that are bound to a blocked object are blocked too.
 
-    Also blocked: the same object in the module that defines it (``course_lib.multihead.split_heads`` for
-    ``course_lib.split_heads``). Everything is restored on exit, also after an error. Yields the names blocked.
+    Also blocked: the same object under any name in a module of ``course_lib`` (the module that defines it, and
+    modules that imported it, such as ``course_lib.multihead.split_heads`` for ``course_lib.split_heads``).
+    Everything is restored on exit, also after an error. Yields the names blocked (each once).
     """
     if isinstance(names, str):
         raise TypeError("names must be a sequence of dotted names, not one string: write ('torch.softmax',)")
+    names = tuple(dict.fromkeys(names))
+    modules = [m for key, m in list(sys.modules.items()) if key.split(".")[0] == "course_lib" and m is not None]
     targets: list[tuple[Any, str, str]] = []  # (owner, attribute, the dotted name shown in messages)
     for dotted in names:
         owner, attr = _resolve(dotted)
-        targets.append((owner, attr, dotted))
         original = getattr(owner, attr)
-        home = sys.modules.get(getattr(original, "__module__", None) or "")
-        home_name = getattr(original, "__name__", None)
-        if home is not None and home is not owner and home_name and getattr(home, home_name, None) is original:
-            targets.append((home, home_name, dotted))
+        targets.append((owner, attr, dotted))
+        for module in modules:
+            targets += [(module, key, dotted) for key, value in list(vars(module).items())
+                        if value is original and (module, key) != (owner, attr)]  # fmt: skip
         if namespace is not None:
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
     saved = []

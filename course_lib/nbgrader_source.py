@@ -5,6 +5,11 @@ an "autograder tests" cell, whose hidden tests (``### BEGIN HIDDEN TESTS`` ... `
 removes from the release and puts back to grade; prose that mentions nbgrader's markers is changed so that nbgrader
 does not take it for a region (a no-break space between the two words). The exercises are found as in
 :mod:`course_lib.student`.
+
+Every other code cell is locked (read-only; nbgrader restores its source before grading), so that a submission cannot
+change the inputs, references or helper functions that its checks rely on. The one exception is the ``VARIANT = ...``
+line, moved into a cell of its own and left editable: in an nbgrader course every student receives the same release,
+and a student who writes their student id there gets their own numbers (see the lecturer's guide).
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import copy
 import re
 
+import nbformat
 from nbformat import NotebookNode
 
 from .stubs import lines_of, solution_regions
-from .student import HIDDEN_BEGIN, HIDDEN_END, Exercise, clear_outputs, find_exercises
+from .student import HIDDEN_BEGIN, HIDDEN_END, VARIANT_RE, Exercise, clear_outputs, find_exercises
 
 __all__ = ["nbgrader_notebook"]
 
@@ -77,4 +83,34 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tupl
                 "solution": False,
                 "task": False,
             }
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "nbgrader" not in cell.metadata:
+            cell.metadata["nbgrader"] = {
+                "grade": False,
+                "grade_id": _grade_id(name, f"cell {i}", "locked", used),
+                "locked": True,
+                "schema_version": 3,
+                "solution": False,
+                "task": False,
+            }
+    _variant_cell_of_its_own(nb, exercises)
     return nb, exercises
+
+
+def _variant_cell_of_its_own(nb: NotebookNode, exercises: list[Exercise]) -> None:
+    """Move the ``VARIANT = ...`` line out of its (locked) cell into an editable cell just before it, in place."""
+    for i, cell in enumerate(nb.cells):
+        found = VARIANT_RE.search(cell.source) if cell.cell_type == "code" else None
+        if found is None:
+            continue
+        rest = (cell.source[: found.start()] + cell.source[found.end() :]).strip("\n")
+        if not rest.strip():  # the line is the whole cell: it only needs unlocking
+            del cell.metadata["nbgrader"]
+            return
+        cell.source = rest
+        variant = nbformat.v4.new_code_cell(found.group(0), id=f"{cell.get('id', 'cell')}-variant"[:64])
+        nb.cells.insert(i, variant)
+        for ex in exercises:
+            ex.solution_cell += ex.solution_cell >= i
+            ex.check_cell = None if ex.check_cell is None else ex.check_cell + (ex.check_cell >= i)
+        return

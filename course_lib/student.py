@@ -59,7 +59,7 @@ __all__ = [
 
 # "### Exercise 3 ...", "**Exercise 3 — ...**" in markdown, "# Exercise 3: ..." in code
 _EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*Exercise\s+(\w+)")
-_VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
+VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _CHECK_RE = re.compile(r"\bcheck_close\(|\bcheck_function\(|^\s*assert\b", re.MULTILINE)
 STUDENT_BANNER = (
@@ -154,8 +154,8 @@ def set_variant(nb: NotebookNode, seed: int | str) -> bool:
     value = int(seed) if isinstance(seed, str) and re.fullmatch(r"-?\d+", seed) else seed
     found = False
     for cell in nb.cells:
-        if cell.cell_type == "code" and _VARIANT_RE.search("".join(cell.source)):
-            cell.source = _VARIANT_RE.sub(lambda m: f"VARIANT = {value!r}{m.group(1) or ''}", "".join(cell.source), 1)
+        if cell.cell_type == "code" and VARIANT_RE.search("".join(cell.source)):
+            cell.source = VARIANT_RE.sub(lambda m: f"VARIANT = {value!r}{m.group(1) or ''}", "".join(cell.source), 1)
             found = True
     return found
 

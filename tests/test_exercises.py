@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import course_lib as cl
+import course_lib.efficient
 import course_lib.multihead
 from course_lib.exercises import ShortcutError, blocked, variant_generator, variant_numbers
 
@@ -63,7 +64,6 @@ def test_blocked_reaches_the_defining_module_and_aliases_in_a_namespace():
 
 
 def test_blocked_restores_a_name_that_was_not_loaded_yet():
-    import course_lib
 
     vars(course_lib).pop("merge_heads", None)  # as if never asked for: course_lib's __getattr__ would load it
     with blocked(["course_lib.merge_heads"]):
@@ -123,3 +123,26 @@ def test_the_shared_name_lists_name_real_functions_and_block_them():
         ):
             with pytest.raises(ShortcutError):
                 call()
+
+
+def test_blocked_reaches_copies_imported_by_other_course_modules():
+    assert course_lib.efficient.scaled_dot_product_attention is cl.scaled_dot_product_attention  # imported by name
+    with blocked(["course_lib.scaled_dot_product_attention"]):
+        with pytest.raises(ShortcutError):
+            course_lib.efficient.scaled_dot_product_attention(torch.zeros(2, 4), torch.zeros(2, 4), torch.zeros(2, 4))
+    assert course_lib.efficient.scaled_dot_product_attention is course_lib.attention.scaled_dot_product_attention
+
+
+def test_check_answer_never_shows_the_expected_value():
+    with pytest.raises(AssertionError) as wrong:
+        cl.check_answer(torch.tensor([1.9, 0.5]), torch.tensor([1.9, 0.6]), "q_x")
+    message = str(wrong.value)
+    assert "[1]" in message and "0.5" in message and "too small" in message
+    assert "0.6" not in message and "0.1" not in message  # neither the value nor the difference
+    with pytest.raises(AssertionError, match="too large"):
+        cl.check_answer(torch.tensor(3.0), torch.tensor(2.0))
+    with pytest.raises(AssertionError, match="is not the expected value"):
+        cl.check_answer(torch.tensor([True]), torch.tensor([False]))
+    with pytest.raises(AssertionError, match="expected 0.6"):  # check_close, for comparison, tells
+        cl.check_close(torch.tensor([1.9, 0.5]), torch.tensor([1.9, 0.6]), "q_x")
+    cl.check_answer(torch.tensor(2.0), torch.tensor(2.0 + 1e-7))

@@ -57,6 +57,11 @@ def function_names(source: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, kinds)}
 
 
+def value_answers(source: str, label: str) -> list[str]:
+    """The value answers (not functions) a solution cell asks for: the names its student stub leaves unanswered."""
+    return [n for n in stub_source(source, label)[1] if n not in function_names(source)]
+
+
 def load_shortcuts(nb_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     """``(SHORTCUTS, NO_SHORTCUT)`` of tests/shortcuts/NN.py: label -> answer-cell code, label -> reason."""
     path = ROOT / "tests" / "shortcuts" / f"nb{nb_path.name[:2]}.py"
@@ -169,8 +174,7 @@ def check_notebook(nb_path: Path) -> list[str]:
         for ex in exercises:
             if ex.label in shortcuts:
                 short.cells[ex.solution_cell].source = shortcuts[ex.label]
-            values += [n for n in stub_source(solutions[ex.label], ex.label)[1]
-                       if n not in function_names(solutions[ex.label])]  # fmt: skip
+            values += value_answers(solutions[ex.label], ex.label)
         short.cells.append(answers_cell(values))
         execute(short, workdir)
         checks = {ex.check_cell: ex.label for ex in exercises}
