@@ -61,7 +61,7 @@ __all__ = [
 _EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*Exercise\s+(\w+)")
 VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-_CHECK_RE = re.compile(r"\bcheck_close\(|\bcheck_function\(|^\s*assert\b", re.MULTILINE)
+_CHECK_RE = re.compile(r"\bcheck_(?:answer|close|function)\(|^\s*assert\b", re.MULTILINE)
 STUDENT_BANNER = (
     "> **Student version.** The reference solution of every exercise was replaced by a stub that raises\n"
     "> `NotImplementedError`, and all outputs were cleared. Write your code where the stub is, run the cell, then\n"
@@ -84,7 +84,8 @@ def find_exercises(nb: NotebookNode) -> list[Exercise]:
 
     The label comes from the last heading-like "Exercise N" before the region (a markdown heading, a bold
     "**Exercise N**", or a "# Exercise N" comment in the code above the marker); the check cell is the first code
-    cell after the solution that calls ``check_close`` / ``check_function`` or asserts, before the next solution.
+    cell after the solution that calls ``check_answer`` / ``check_close`` / ``check_function`` or asserts, before the
+    next solution.
     """
     exercises: list[Exercise] = []
     current = None

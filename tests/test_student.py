@@ -1,7 +1,8 @@
 """The student-version tool: stubs that keep notebooks runnable, checks that then fail, nbgrader-ready exports.
 
-The slow part executes the student versions of notebooks 00-03 (set COURSE_STUDENT_EXECUTE=all to execute every
-notebook's student version, or a comma-separated list of numbers such as 04,05).
+The slow part executes the student versions of notebooks 00, 01 and 03 (set COURSE_STUDENT_EXECUTE=all to execute
+every notebook's student version, or a comma-separated list of numbers such as 04,05); `make test-grading` runs every
+notebook's release through nbgrader.
 """
 
 import ast
@@ -259,6 +260,21 @@ def test_variant_seed_is_written_over_the_variant_line():
     assert not student.set_variant(toy_notebook(), "s1")  # a notebook without the line is left alone
 
 
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_every_check_cell_has_hidden_tests_and_only_check_cells_do(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    exercises = find_exercises(nb)
+    checks = {e.check_cell for e in exercises}
+    for i, cell in enumerate(nb.cells):
+        has_hidden = cell.cell_type == "code" and student.HIDDEN_BEGIN in cell.source
+        if i in checks:
+            label = next(e.label for e in exercises if e.check_cell == i)
+            assert has_hidden, f"{nb_path.name}: the check of {label} (cell {i}) has no hidden tests"
+            assert student.without_hidden_tests(cell.source).strip(), f"{nb_path.name}: cell {i}: nothing visible"
+        else:
+            assert not has_hidden, f"{nb_path.name}: cell {i} has hidden tests but is no exercise's check cell"
+
+
 def test_by_hand_exercises_draw_their_numbers_from_the_variant():
     for nb_path in NOTEBOOKS:
         nb = nbformat.read(nb_path, as_version=4)
@@ -284,8 +300,25 @@ def test_nbgrader_notebook_tags_cells_and_hides_prose_markers():
     assert tests["grade"] and tests["locked"] and tests["points"] == 2 and not tests["solution"]
     assert "BEGIN SOLUTION" not in nb.cells[0].source and "BEGIN\u00a0SOLUTION" in nb.cells[0].source
     assert nb.cells[3].source == "# BEGIN SOLUTION\nanswer = torch.tensor(2.0)\n# END SOLUTION"  # solutions stay
-    assert "nbgrader" not in nb.cells[8].metadata  # an ordinary cell between solution and check
+    assert nb.cells[8].metadata["nbgrader"]["locked"]  # an ordinary code cell: locked, restored before grading
+    assert not nb.cells[8].metadata["nbgrader"]["grade"] and not nb.cells[8].metadata["nbgrader"]["solution"]
     assert all(c.outputs == [] for c in nb.cells if c.cell_type == "code")
+
+
+def test_nbgrader_source_leaves_only_the_variant_line_editable():
+    nb = toy_notebook()
+    nb.cells[1].source += "\nVARIANT = 0  # your own numbers\nnumbers = cl.variant_numbers(VARIANT, 'x', 1, int)"
+    source, exercises = nbgrader_notebook(nb, "00_toy")
+    assert source.cells[1].source == "VARIANT = 0  # your own numbers" and "nbgrader" not in source.cells[1].metadata
+    assert "VARIANT = 0" not in source.cells[2].source and source.cells[2].metadata["nbgrader"]["locked"]
+    assert [(e.solution_cell, e.check_cell) for e in exercises] == [(4, 6), (8, 10), (11, 12)]  # moved down by one
+    for e in exercises:
+        assert source.cells[e.solution_cell].metadata["nbgrader"]["solution"]
+        assert source.cells[e.check_cell].metadata["nbgrader"]["grade"]
+    alone = toy_notebook()
+    alone.cells.insert(2, nbformat.v4.new_code_cell("VARIANT = 0"))
+    source, _ = nbgrader_notebook(alone, "00_toy")
+    assert source.cells[2].source == "VARIANT = 0" and "nbgrader" not in source.cells[2].metadata
 
 
 def test_nbgrader_accepts_the_export():
@@ -326,7 +359,7 @@ def test_every_notebook_has_three_checked_exercises_and_a_runnable_student_versi
 
 
 def notebooks_to_execute():
-    choice = os.environ.get("COURSE_STUDENT_EXECUTE", "00,01,02,03")
+    choice = os.environ.get("COURSE_STUDENT_EXECUTE", "00,01,03")
     if choice == "all":
         return NOTEBOOKS
     numbers = {n.strip() for n in choice.split(",") if n.strip()}

@@ -126,6 +126,15 @@ def find_leaks(answers: dict, texts: list[tuple[str, str]]) -> list[str]:
     return leaks
 
 
+_PROGRESS_BAR = re.compile(r"^.*\d+%\|.*\|.*$", re.MULTILINE)  # a tqdm line: its percentages are not answers
+
+
+def output_text(cell) -> str:
+    """What a code cell printed or displayed as text, progress bars left out."""
+    text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", []))
+    return _PROGRESS_BAR.sub("", text)
+
+
 def cell_errors(cell) -> list[tuple[str, str]]:
     return [(o.ename, o.evalue) for o in cell.get("outputs", []) if o.output_type == "error"]
 
@@ -198,8 +207,7 @@ def check_notebook(nb_path: Path) -> list[str]:
         if cell.cell_type == "markdown":
             texts.append((f"prose, cell {i}", cell.source))
         elif cell.cell_type == "code":
-            outputs = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
-            texts.append((f"output of cell {i}", outputs))
+            texts.append((f"output of cell {i}", output_text(cell)))
     problems += [f"leak: {leak}" for leak in find_leaks(answers, texts)]
     if any(HIDDEN_BEGIN in c.source for c in student.cells if c.cell_type == "code"):
         problems.append("the student version still holds hidden tests")

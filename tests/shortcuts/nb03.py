@@ -1,0 +1,14 @@
+"""Library-call answers to notebook 03's implement-it exercises: each must score zero (tools/exercise_check.py,
+tests/test_grading.py). Keys are the exercises' labels; values replace the whole answer cell."""
+
+SHORTCUTS = {
+    "Exercise 2": """def attend_one(q, K, V):
+    return F.scaled_dot_product_attention(q[None, :], K, V)[0]""",
+    "Exercise 3": """def self_attention(X, W_q, W_k, W_v):
+    return cl.scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)""",
+    "Exercise 4": """def qkv_parameter_count(d_model, d_k, d_v, bias=False):
+    return sum(p.numel() for p in cl.SelfAttention(d_model, d_k, d_v, bias=bias).parameters())""",
+}
+
+# Exercises that write a function no library call replaces, and why (every one of this notebook has a shortcut above).
+NO_SHORTCUT = {}
