@@ -169,6 +169,7 @@ def test_answer_strings_are_distinctive_forms_of_a_number():
 def test_progress_bars_are_not_scanned():
     cell = {"outputs": [{"text": "training: 40%|████      | 4/10 [00:01<00:02, loss=0.4000]\nresult 40\n"}]}
     assert output_text(cell).strip() == "result 40"
+    assert output_text({**cell, "source": "# NBVAL_IGNORE_OUTPUT\nprint(table)"}) == ""  # timings: not answers
 
 
 def test_find_leaks_finds_whole_numbers_only():

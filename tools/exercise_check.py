@@ -130,7 +130,10 @@ _PROGRESS_BAR = re.compile(r"^.*\d+%\|.*\|.*$", re.MULTILINE)  # a tqdm line: it
 
 
 def output_text(cell) -> str:
-    """What a code cell printed or displayed as text, progress bars left out."""
+    """What a code cell printed or displayed as text, progress bars left out. A cell marked ``# NBVAL_IGNORE_OUTPUT``
+    prints measurements that change from run to run (timings, memory): its numbers are not scanned."""
+    if "NBVAL_IGNORE_OUTPUT" in cell.get("source", ""):
+        return ""
     text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", []))
     return _PROGRESS_BAR.sub("", text)
 
