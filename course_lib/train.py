@@ -16,6 +16,7 @@ building the model.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,26 @@ _BAR_FORMAT = "{l_bar}{bar:10}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postf
 _BAR_NCOLS = 200  # fixed, so the terminal width of whoever starts the kernel cannot trim the line
 
 
+class _OrderedBar(tqdm):
+    """tqdm's text bar whose output never changes places with the cell's prints.
+
+    A Jupyter kernel sends stdout and stderr as separate streams, each flushed on its own timer, so a ``print`` just
+    before a bar (or just after one) could be stored before or after the bar's lines depending on how busy the machine
+    was, and strict nbval compares that order. The bar flushes stdout before its first line and stderr after its last.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if not kwargs.get("disable"):
+            sys.stdout.flush()
+        super().__init__(*args, **kwargs)
+
+    def close(self):
+        was_shown = not self.disable  # tqdm's close sets disable, so that a second close does nothing
+        super().close()
+        if was_shown:
+            sys.stderr.flush()  # tqdm writes the final newline without flushing
+
+
 def progress_bar(iterable=None, *, total=None, desc=None, disable=False):
     """The course's progress bar: tqdm's text bar in the fixed format described above.
 
@@ -48,7 +69,7 @@ def progress_bar(iterable=None, *, total=None, desc=None, disable=False):
     ``.update(n)``. What a notebook stores is the bar's final line (``100%|██████████| 8/8 [...]``), never a widget
     frozen at 0%.
     """
-    return tqdm(
+    return _OrderedBar(
         iterable,
         total=total,
         desc=desc,

@@ -54,6 +54,27 @@ def test_failing_cells_are_read_from_the_junit_report(tmp_path):
     assert portability.failing_cells(tmp_path / "missing.xml")[1]  # no report is a failure, not a pass
 
 
+def test_a_failing_cells_diff_is_shown_and_threads_never_outnumber_cores(tmp_path, monkeypatch):
+    log = tmp_path / "threads2.log"
+    log.write_text(
+        ".F\n=== FAILURES ===\n"
+        "_____ notebooks/02_limits_of_rnns.ipynb::Cell 1 _____\nother cell\n"
+        "_____ notebooks/02_limits_of_rnns.ipynb::Cell 16 _____\n\x1b[94mCell 16: Cell outputs differ\x1b[0m\n"
+        "  - 3\n  + 2\n"
+    )
+    shown = portability.failure_excerpts(log, ["02_limits_of_rnns.ipynb::Cell 16"], lines=3)
+    assert [line.strip("| ") for line in shown][1:] == ["Cell 16: Cell outputs differ", "- 3"]
+    assert portability.failure_excerpts(tmp_path / "missing.log", ["x::Cell 1"]) == []
+
+    by_name = {p.name: p for p in portability.PROFILES}
+    monkeypatch.setattr(portability.os, "cpu_count", lambda: 2)
+    assert portability.workers_for(by_name["native"], 2) == 2
+    assert portability.workers_for(by_name["threads2"], 2) == 1  # 2 x 2 threads on 2 cores spin for an hour
+    assert portability.workers_for(by_name["threads3"], 4) == 1
+    monkeypatch.setattr(portability.os, "cpu_count", lambda: 8)
+    assert portability.workers_for(by_name["threads2"], 2) == 2
+
+
 def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible():
     # In a subprocess: the start-up file patches torch for the whole interpreter.
     check = textwrap.dedent(

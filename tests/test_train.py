@@ -1,5 +1,7 @@
 """The training loop against a loop written out by hand, and its metric/loss helpers against PyTorch."""
 
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -187,6 +189,43 @@ def test_fit_draws_a_text_bar_even_where_tqdm_auto_would_draw_a_widget():
     import course_lib.train
 
     assert course_lib.train.tqdm is tqdm.std.tqdm
+
+
+class _KernelStream:
+    """A Jupyter kernel's stdout or stderr: writes wait in a buffer and reach the notebook only when flushed."""
+
+    def __init__(self, name, sent):
+        self.name, self.sent, self.buffer = name, sent, ""
+
+    def write(self, text):
+        self.buffer += text
+        return len(text)
+
+    def flush(self):
+        if self.buffer:
+            self.sent.append((self.name, self.buffer))
+        self.buffer = ""
+
+
+def test_progress_bar_output_keeps_its_place_between_prints(monkeypatch):
+    # A kernel flushes each stream on its own timer, so without the bar's flushes the order a notebook stores
+    # depends on timing (issue 16's threads2 failure in 02). Here the timers fire in the worst order: stdout
+    # first at the end, which would put "after" before the bar's final newline.
+    from course_lib.train import progress_bar
+
+    sent = []
+    out, err = _KernelStream("stdout", sent), _KernelStream("stderr", sent)
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    print("before")
+    for _ in progress_bar(range(3), desc="demo"):
+        pass
+    print("after")
+    out.flush()
+    err.flush()
+    names = [name for name, _ in sent]
+    assert sent[0] == ("stdout", "before\n") and sent[-1] == ("stdout", "after\n"), sent
+    assert set(names[1:-1]) == {"stderr"} and sent[-2][1].endswith("\n"), sent
 
 
 @pytest.mark.parametrize(

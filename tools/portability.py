@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -133,6 +134,30 @@ def failing_cells(junit: Path) -> tuple[int, list[str]]:
     return len(cases), failed
 
 
+def workers_for(profile: Profile, workers: int) -> int:
+    """Notebooks run at once under `profile`: never more threads than cores.
+
+    Two notebooks of two OpenMP threads each on a two-core machine do not merely share the cores: OpenMP's threads
+    spin while they wait for each other, and a 3-minute run took an hour in CI. A profile that sets a thread count
+    runs as many notebooks at once as the cores hold.
+    """
+    threads = int(profile.env.get("OMP_NUM_THREADS", BASE_ENV["OMP_NUM_THREADS"]))
+    return max(1, min(workers, (os.cpu_count() or 1) // threads))
+
+
+def failure_excerpts(log: Path, cells: list[str], lines: int = 40) -> list[str]:
+    """The first `lines` lines of pytest's report for each failing cell (its diff), for a log that CI shows."""
+    if not log.is_file():
+        return []
+    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace")).splitlines()  # without colour codes
+    excerpts = []
+    for cell in cells:  # pytest heads each failure "____ notebooks/02_limits_of_rnns.ipynb::Cell 16 ____"
+        starts = [i for i, line in enumerate(text) if line.startswith("_") and f"{cell} _" in line]
+        if starts:
+            excerpts += [f"      | {line}" for line in text[starts[0] : starts[0] + lines]]
+    return excerpts
+
+
 def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: Path) -> tuple[int, list[str], float]:
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # Agg makes inline figures vanish
     env.update(BASE_ENV)
@@ -148,7 +173,7 @@ def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: P
     start = time.perf_counter()
     with log.open("w") as handle:
         subprocess.run(
-            nbval_command(notebooks, junit, workers),
+            nbval_command(notebooks, junit, workers_for(profile, workers)),
             cwd=ROOT,
             env=env,
             stdout=handle,
@@ -217,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         for cell in failed:
             print(f"      {cell}", flush=True)
+        for line in failure_excerpts(out_dir / f"{name}.log", failed):
+            print(line, flush=True)
 
     bad = {name: failed for name, failed in results.items() if failed}
     if bad:
