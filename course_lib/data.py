@@ -179,6 +179,25 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _shipped_file(path: str | Path | None, name: str, expected: str, what: str) -> Path:
+    """``path`` (default ``data/<name>``) after checking that it exists and has the shipped SHA-256 ``expected``."""
+    if path is not None and not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a str or a path, got {type(path).__name__} {path!r}")
+    path = DATA_DIR / name if path is None else Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{what} {path} is missing; it ships with the course in data/{name} "
+            f"(restore it with `git checkout data/{name}`; data/SOURCES.md says where it comes from)"
+        )
+    actual = _sha256(path)
+    if actual != expected:
+        raise DataFileError(
+            f"{path} is not {what} the course ships: its SHA-256 is {actual}, expected {expected} "
+            f"(the file was altered or truncated; restore it with `git checkout data/{name}`)"
+        )
+    return path
+
+
 def load_digits(path: str | Path | None = None, *, scale: bool = True) -> tuple[Tensor, Tensor]:
     """The 1,797 handwritten digits of the UCI "Optical Recognition of Handwritten Digits" data (8 x 8 pixels).
 
@@ -199,20 +218,7 @@ def load_digits(path: str | Path | None = None, *, scale: bool = True) -> tuple[
         FileNotFoundError: the file is missing (restore it: ``git checkout data/digits.npz``).
         DataFileError: the file's checksum or contents differ from the shipped file (it was altered or truncated).
     """
-    if path is not None and not isinstance(path, str | os.PathLike):
-        raise TypeError(f"path must be a str or a path, got {type(path).__name__} {path!r}")
-    path = DATA_DIR / "digits.npz" if path is None else Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the digits data file {path} is missing; it ships with the course in data/digits.npz "
-            "(restore it with `git checkout data/digits.npz`; data/SOURCES.md says where it comes from)"
-        )
-    actual = _sha256(path)
-    if actual != DIGITS_SHA256:
-        raise DataFileError(
-            f"{path} is not the digits file the course ships: its SHA-256 is {actual}, expected {DIGITS_SHA256} "
-            "(the file was altered or truncated; restore it with `git checkout data/digits.npz`)"
-        )
+    path = _shipped_file(path, "digits.npz", DIGITS_SHA256, "the digits data file")
     with np.load(path, allow_pickle=False) as data:
         images, labels = data["images"], data["labels"]
     if images.shape != (1797, 8, 8) or labels.shape != (1797,) or images.dtype != np.uint8:
@@ -222,3 +228,33 @@ def load_digits(path: str | Path | None = None, *, scale: bool = True) -> tuple[
     if scale:
         images = images.float() / 16.0
     return images, labels
+
+
+# ---------------------------------------------------------------- shipped data: Three Hundred Tang Poems (notebook 12)
+
+__all__ += ["TANG300_SHA256", "load_tang300"]
+
+#: SHA-256 of ``data/tang300.txt`` as shipped (also listed in ``data/SOURCES.md``).
+TANG300_SHA256 = "86b3c96bfe5d3056d90d14b4faf6099bb4338a6d7c0f50968fb8373503d7831b"
+
+
+def load_tang300(path: str | Path | None = None) -> list[tuple[str, str, str]]:
+    """The 313 poems of *Three Hundred Tang Poems* (唐诗三百首), in simplified characters.
+
+    The file (``data/tang300.txt``, made by ``tools/make_tang300.py``; origin and license in ``data/SOURCES.md``)
+    holds one poem a paragraph: ``《title》``, the author, then the poem's lines. It is checked against
+    :data:`TANG300_SHA256` before it is read.
+
+    Returns:
+        ``[(title, author, text), ...]`` in the file's order: the title with its 《》 brackets, the author, and the
+        poem's lines each ending in ``"\\n"`` (``"兰叶春葳蕤，桂华秋皎洁。\\n..."``).
+
+    Raises:
+        FileNotFoundError, DataFileError: as :func:`load_digits`.
+    """
+    path = _shipped_file(path, "tang300.txt", TANG300_SHA256, "the Tang poems file")
+    poems = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        title, author, *lines = block.strip("\n").split("\n")
+        poems.append((title, author, "".join(line + "\n" for line in lines)))
+    return poems

@@ -58,5 +58,5 @@ def test_altered_file_raises_a_clear_error(tmp_path):
 def test_a_different_valid_npz_is_refused(tmp_path):
     other = tmp_path / "digits.npz"
     np.savez_compressed(other, images=np.zeros((1797, 8, 8), np.uint8), labels=np.zeros(1797, np.uint8))
-    with pytest.raises(DataFileError, match="not the digits file"):
+    with pytest.raises(DataFileError, match="not the digits data file"):
         load_digits(other)
