@@ -23,7 +23,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "checks": ("check_answer", "check_close", "check_function", "explain_difference"),
     "exercises": ("ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "blocked", "variant_generator", "variant_numbers"),
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
-    "data": ("associative_recall", "load_digits", "recall_task", "recall_token_names"),
+    "data": ("associative_recall", "load_digits", "load_tang300", "recall_task", "recall_token_names"),
     "corpus": ("WORD_CATEGORIES", "skipgram_pairs", "toy_corpus"),
     "device": ("get_device", "set_seed"),
     "efficient": ("chunked_attention", "sliding_window_attention"),
@@ -36,7 +36,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "generation": ("generate", "sample_next_token", "top_k_filter", "top_p_filter"),
     "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
     "plot": ("plot_attention",),
-    "diagrams": ("encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"),
+    "diagrams": (
+        "architecture_families_diagram",
+        "encoder_block_diagram",
+        "multihead_diagram",
+        "qkv_diagram",
+        "vit_diagram",
+    ),
     "positional": (
         "LearnedPositionalEmbedding",
         "apply_rope",

@@ -1,13 +1,15 @@
 """Schematic diagrams drawn by code: boxes for tensors and operations, arrows for data flow, shapes on every tensor.
 
-Four pictures the notebooks show before the code they explain:
+Five pictures the notebooks show before the code they explain:
 
 - :func:`qkv_diagram` (notebook 03): one token's query, key and value, the scores against every key, the softmax
   and the weighted sum;
 - :func:`multihead_diagram` (06): project → split into heads → attend per head → concatenate → :math:`W_O`;
 - :func:`encoder_block_diagram` (05, 11): an encoder block, and where padding and causal masks act (on the scores,
   before the softmax);
-- :func:`vit_diagram` (10): from an image to patches, tokens, the class token and the classifier.
+- :func:`vit_diagram` (10): from an image to patches, tokens, the class token and the classifier;
+- :func:`architecture_families_diagram` (12): encoder-only, decoder-only and encoder–decoder Transformers side by
+  side, with the masks each uses.
 
 Each returns a matplotlib ``Figure`` (matplotlib is imported inside the functions, as in :mod:`course_lib.plot`), so
 a notebook shows it with ``plt.show()`` and a test can read its labels.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from .validate import integer
 
-__all__ = ["encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"]
+__all__ = ["architecture_families_diagram", "encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"]
 
 TENSOR = "#e8f0fb"  # boxes that hold numbers
 OPERATION = "#fdf0dc"  # boxes that compute
@@ -126,24 +128,26 @@ def encoder_block_diagram():
     out = _box(ax, 5.3, 0.5, "output (B, L, D)", TENSOR, width=1.7)
     for start, end in ((x, scores), (scores, mask), (mask, soft), (soft, add1), (add1, ffn), (ffn, add2), (add2, out)):
         _arrow(ax, start, end)
-    _draw_mask(ax, 7.0, 2.0, padding=True)
-    _draw_mask(ax, 8.8, 2.0, padding=False)
+    _draw_mask(ax, 7.0, 2.0, "padding")
+    _draw_mask(ax, 8.8, 2.0, "causal")
     ax.set_title("An encoder block: the masks act on the scores, before the softmax", fontsize=11)
     return fig
 
 
-def _draw_mask(ax, x0: float, y0: float, padding: bool, n: int = 5, cell: float = 0.27) -> None:
-    """A small n×n boolean mask at (x0, y0) (bottom left): coloured = may attend."""
+def _draw_mask(ax, x0: float, y0: float, kind: str, n: int = 5, cell: float = 0.27, title: str | None = None) -> None:
+    """A small n×n boolean mask at (x0, y0) (bottom left): coloured = may attend. ``kind`` is ``"padding"`` (the last
+    2 keys are pads), ``"causal"`` (no later keys) or ``"full"`` (every key, as in bidirectional self-attention)."""
     from matplotlib.patches import Rectangle
 
+    allowed = {"padding": lambda i, j: j < n - 2, "causal": lambda i, j: j <= i, "full": lambda i, j: True}[kind]
     for i in range(n):  # query (row, top to bottom)
         for j in range(n):  # key (column)
-            visible = j < n - 2 if padding else j <= i
             ax.add_patch(
                 Rectangle((x0 + j * cell, y0 + (n - 1 - i) * cell), cell, cell,
-                          facecolor="#7fb77e" if visible else "#f4f4f4", edgecolor="#999999", linewidth=0.6)
+                          facecolor="#7fb77e" if allowed(i, j) else "#f4f4f4", edgecolor="#999999", linewidth=0.6)
             )  # fmt: skip
-    title = "padding mask\n(2 keys are pads)" if padding else "causal mask\n(no later keys)"
+    titles = {"padding": "padding mask\n(2 keys are pads)", "causal": "causal mask\n(no later keys)"}
+    title = title or titles.get(kind, "no mask\n(every key)")
     ax.text(x0 + n * cell / 2, y0 + n * cell + 0.3, title, ha="center", va="bottom", fontsize=8)
     ax.text(x0 + n * cell / 2, y0 - 0.15, "keys →", ha="center", va="top", fontsize=8)
     ax.text(x0 - 0.1, y0 + n * cell / 2, "queries ↓", ha="right", va="center", fontsize=8, rotation=90)
@@ -178,3 +182,89 @@ def vit_diagram(image_size: int = 8, patch_size: int = 2, d_model: int = 32):
         f"A Vision Transformer: {image_size}×{image_size} images, {P}×{P} patches, width {d_model}", fontsize=11
     )
     return fig
+
+
+def architecture_families_diagram():
+    """The three Transformer families side by side: the same blocks, wired and masked differently.
+
+    - encoder-only (BERT, ViT; notebook 11): tokens ``(B, L, D)`` → N encoder blocks with bidirectional
+      self-attention (a padding mask at most) → one vector per token ``(B, L, D)`` → classify (from the class
+      token's vector) or tag (every token): for understanding a whole input at once;
+    - decoder-only (GPT, LLaMA; notebook 12): the tokens so far ``(B, t, D)`` → N decoder blocks with causal
+      self-attention → next-token logits ``(B, V)`` → sample, append, repeat: for writing, one token at a time;
+    - encoder–decoder (the original Transformer, T5): source ``(B, S, D)`` → encoder → keys and values
+      ``(B, S, D)`` for the cross-attention (notebook 06) of every decoder block; target so far ``(B, t, D)`` →
+      causal self-attention → cross-attention → next-token logits ``(B, V)``: for turning one sequence into
+      another (translation, speech recognition)."""
+    fig, ax = _canvas(15.0, 6.6)
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.95)
+    _encoder_only_panel(ax)
+    _decoder_only_panel(ax)
+    _encoder_decoder_panel(ax)
+    for x in (4.15, 8.7):
+        ax.plot([x, x], [0.15, 6.45], color="#cccccc", linewidth=1.0)
+    ax.set_title("Three Transformer families: the same blocks, different masks and wiring", fontsize=12)
+    return fig
+
+
+def _panel(ax, x: float, name: str, examples: str, masks: str) -> None:
+    """A panel's name and examples at the top, centred on x, and the attention masks it uses at the bottom."""
+    ax.text(x, 6.25, name, ha="center", va="center", fontsize=12, fontweight="bold")
+    ax.text(x, 5.92, examples, ha="center", va="center", fontsize=9, color="#444444")
+    ax.text(x, 0.4, masks, ha="center", va="center", fontsize=8.5, color="#8a2b2b")
+
+
+def _column(ax, x: float, steps, width: float = 2.1, height: float = 0.75) -> list:
+    """Boxes ``(y, text, colour)`` stacked bottom to top at x, joined by arrows; returns them."""
+    boxes = [_box(ax, x, y, text, color, width=width, height=height, size=9) for y, text, color in steps]
+    for start, end in zip(boxes, boxes[1:], strict=False):
+        _arrow(ax, start, end)
+    return boxes
+
+
+def _encoder_only_panel(ax) -> None:
+    _panel(ax, 2.1, "encoder-only", "BERT, ViT, notebook 11's classifier",
+           "masks: padding only (bidirectional:\nevery token sees every token)")  # fmt: skip
+    _column(ax, 1.35, [
+        (1.3, "input tokens (+ class\ntoken)  (B, L, D)", TENSOR),
+        (2.65, "N × encoder block\nbidirectional self-attn.", OPERATION),
+        (4.0, "one vector per token\n(B, L, D)", TENSOR),
+        (5.2, "classify (class token)\nor tag (every token)", LEARNED),
+    ])  # fmt: skip
+    _draw_mask(ax, 2.95, 2.2, "full", n=4, cell=0.22, title="full: all\nallowed")
+
+
+def _decoder_only_panel(ax) -> None:
+    _panel(ax, 6.45, "decoder-only", "GPT, LLaMA, notebook 12",
+           "masks: causal (+ padding): token i\nsees tokens 1 … i only")  # fmt: skip
+    tokens, _, _, sample = _column(ax, 6.0, [
+        (1.3, "tokens so far\n(B, t, D)", TENSOR),
+        (2.65, "N × decoder block\ncausal self-attention", OPERATION),
+        (4.0, "next-token logits\n(B, V), last position", LEARNED),
+        (5.2, "sample a token\n(B, 1)", OPERATION),
+    ], width=2.0)  # fmt: skip
+    loop = {"arrowstyle": "-|>", "color": "#333333", "lw": 1.1, "connectionstyle": "bar,fraction=0.1"}  # go left
+    ax.annotate("", xy=(tokens[0] - tokens[2], tokens[1]), xytext=(sample[0] - sample[2], sample[1]), arrowprops=loop)
+    ax.text(4.42, 3.25, "append the new token, repeat", rotation=90, ha="center", va="center", fontsize=9)
+    _draw_mask(ax, 7.55, 2.2, "causal", n=4, cell=0.22, title="causal: lower\ntriangle")
+
+
+def _encoder_decoder_panel(ax) -> None:
+    _panel(ax, 11.8, "encoder–decoder", "original Transformer (2017), T5: translation, speech",
+           "masks: encoder padding; decoder causal;\ncross-attention: source padding")  # fmt: skip
+    encoded = _column(ax, 9.85, [
+        (1.3, "source tokens\n(B, S, D)", TENSOR),
+        (2.65, "N × encoder block\nbidirectional self-attn.", OPERATION),
+        (4.0, "encoder output\n(B, S, D)", TENSOR),
+    ], width=2.0)[-1]  # fmt: skip
+    _box(ax, 13.35, 3.25, "", "#f5f5f5", width=2.3, height=2.75)  # the decoder block, repeated N times
+    ax.text(14.68, 3.25, "N × decoder block", ha="center", va="center", fontsize=9, rotation=-90)
+    _, _, cross, _, _ = _column(ax, 13.35, [
+        (1.3, "target so far\n(B, t, D)", TENSOR),
+        (2.3, "causal self-attention", OPERATION),
+        (3.2, "cross-attention: Q from\ntarget, K, V from encoder", OPERATION),
+        (4.1, "feed-forward", OPERATION),
+        (5.2, "next-token logits\n(B, V)", LEARNED),
+    ], width=2.0, height=0.62)  # fmt: skip
+    _arrow(ax, encoded, cross)
+    ax.text(11.5, 4.2, "keys, values\nto every\ndecoder block", ha="center", va="bottom", fontsize=8)

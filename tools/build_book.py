@@ -202,7 +202,7 @@ def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None) -
     guide = next((page for page in pages if page.endswith("lecturers_guide.md")), None)
     if guide:
         parts.append(
-            f"**Teaching from it?** The [lecturer's guide]({guide}) maps the notebooks' core paths to a 12-lecture "
+            f"**Teaching from it?** The [lecturer's guide]({guide}) maps the notebooks' core paths to a 14-lecture "
             "course with labs, exercises, grading and project ideas."
         )
     if glossary:

@@ -1,6 +1,7 @@
-r"""Time and peak memory of attention implementations against sequence length (a package of five modules:
-``methods`` what is measured, ``memory`` the CPU peak-memory server, ``runner`` the measurement, ``report`` tables,
-targets and figures, ``cli`` the command line).
+r"""Time and peak memory of attention implementations against sequence length (five modules: ``methods`` what is
+measured, ``memory`` the CPU peak-memory server, ``runner`` the measurement, ``report`` tables, targets and figures,
+``cli`` the command line). A sixth, :mod:`course_lib.bench.kv_cache`, is a command line of its own: how much faster
+a decoder generates with its KV cache (``python -m course_lib.bench.kv_cache``; not imported here).
 
     python -m course_lib.bench                                   # CPU (and CUDA when present): table + targets
     python -m course_lib.bench --csv bench.csv --plot bench.png  # also save the rows and a figure
