@@ -129,9 +129,40 @@ def _refusal(dotted: str, who: str) -> Callable[..., Any]:
     return refuse
 
 
+def _captured(functions: Sequence[Callable[..., Any]]) -> list[tuple[Any, str, Any]]:
+    """Where ``functions`` hold objects of their own: (function, "__defaults__" or "__kwdefaults__", the value) and
+    (closure cell, "cell_contents", the value). A default argument ``f=cl.generate`` or a closure over it is a
+    reference that no module or namespace shows."""
+    found = []
+    for fn in functions:
+        fn = getattr(fn, "__func__", fn)  # a bound method's function
+        for attr in ("__defaults__", "__kwdefaults__"):
+            if getattr(fn, attr, None):
+                found.append((fn, attr, getattr(fn, attr)))
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                found.append((cell, "cell_contents", cell.cell_contents))
+            except ValueError:  # an empty cell
+                pass
+    return found
+
+
+def _replaced(value: Any, originals: dict[int, str], who: str) -> Any:
+    """``value`` with every blocked original in it (itself, or an item of a defaults tuple or dict) refused."""
+    if isinstance(value, tuple):
+        return tuple(_replaced(v, originals, who) for v in value)
+    if isinstance(value, dict):
+        return {k: _replaced(v, originals, who) for k, v in value.items()}
+    return _refusal(originals[id(value)], who) if id(value) in originals else value
+
+
 @contextmanager
 def blocked(
-    names: Sequence[str], *, who: str = "you", namespace: Mapping[str, Any] | None = None
+    names: Sequence[str],
+    *,
+    who: str = "you",
+    namespace: Mapping[str, Any] | None = None,
+    functions: Sequence[Callable[..., Any]] = (),
 ) -> Iterator[tuple[str, ...]]:
     """Within the ``with`` block, every function named in ``names`` raises :class:`ShortcutError`.
 
@@ -141,6 +172,8 @@ def blocked(
         who: how the message names the one who may not use them ("split_heads", "you").
         namespace: a dict of globals (a notebook's, where ``from course_lib import split_heads`` may have bound
             the same function to another name); names in it that are bound to a blocked object are blocked too.
+        functions: the functions under test: a blocked object held in their default arguments
+            (``def f(x, g=cl.split_heads)``) or their closures is blocked there too.
 
     Also blocked: the same object under any name in a module of ``course_lib`` (the module that defines it, and
     modules that imported it, such as ``course_lib.multihead.split_heads`` for ``course_lib.split_heads``).
@@ -151,9 +184,11 @@ def blocked(
     names = tuple(dict.fromkeys(names))
     modules = [m for key, m in list(sys.modules.items()) if key.split(".")[0] == "course_lib" and m is not None]
     targets: list[tuple[Any, str, str]] = []  # (owner, attribute, the dotted name shown in messages)
+    originals: dict[int, str] = {}
     for dotted in names:
         owner, attr = _resolve(dotted)
         original = getattr(owner, attr)
+        originals[id(original)] = dotted
         targets.append((owner, attr, dotted))
         for module in modules:
             targets += [(module, key, dotted) for key, value in list(vars(module).items())
@@ -169,6 +204,11 @@ def blocked(
             else:
                 saved.append((owner, attr, attr in vars(owner), getattr(owner, attr)))
                 setattr(owner, attr, _refusal(dotted, who))
+        for holder, attr, value in _captured(functions):
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else (value,)
+            if any(id(v) in originals for v in items):  # by identity: == on tensors is elementwise
+                saved.append((holder, attr, True, value))
+                setattr(holder, attr, _replaced(value, originals, who))
         yield tuple(names)
     finally:
         for owner, attr, was_own, original in reversed(saved):

@@ -133,6 +133,37 @@ def test_blocked_reaches_copies_imported_by_other_course_modules():
     assert course_lib.efficient.scaled_dot_product_attention is course_lib.attention.scaled_dot_product_attention
 
 
+def _captures_in_a_default(x, f=cl.split_heads):  # a shortcut that no module or namespace shows
+    return f(x, 2)
+
+
+def _captures_in_a_closure():
+    f = cl.split_heads
+
+    def split(x):
+        return f(x, 2)
+
+    return split
+
+
+@pytest.mark.parametrize("shortcut", [_captures_in_a_default, _captures_in_a_closure()], ids=["default", "closure"])
+def test_a_shortcut_held_in_a_default_or_a_closure_is_blocked_and_restored(shortcut):
+    x = torch.randn(1, 3, 4)
+    mask_default = torch.ones(2, 2)  # a tensor default must not be compared elementwise
+
+    def innocent(x, mask=mask_default, *, scale=2.0):
+        return x * scale
+
+    with blocked(["course_lib.split_heads"], functions=(shortcut, innocent)):
+        with pytest.raises(ShortcutError, match="course_lib.split_heads is not available"):
+            shortcut(x)
+        assert torch.equal(innocent(x), x * 2) and innocent.__defaults__[0] is mask_default
+    torch.testing.assert_close(shortcut(x), cl.split_heads(x, 2))  # restored
+    with pytest.raises(AssertionError, match="split raised ShortcutError: course_lib.split_heads is not available"):
+        cl.check_function(shortcut, lambda x: cl.split_heads(x, 2), lambda g: (torch.randn(1, 3, 4, generator=g),),
+                          name="split", without=("course_lib.split_heads",))  # fmt: skip
+
+
 def test_check_answer_never_shows_the_expected_value():
     with pytest.raises(AssertionError) as wrong:
         cl.check_answer(torch.tensor([1.9, 0.5]), torch.tensor([1.9, 0.6]), "q_x")
