@@ -166,6 +166,7 @@ CASES = {
         "eps",
     ),
     "load_digits": (lambda: cl.load_digits(3), None, "path"),  # a missing file is a FileNotFoundError
+    "load_tang300": (lambda: cl.load_tang300(3), None, "path"),
     "longformer_mask": (lambda: cl.longformer_mask(8, 1.0), lambda: cl.longformer_mask(8, -1), "window"),
     "lstm_gates": (
         lambda: cl.lstm_gates(nn.RNN(3, 4), torch.randn(1, 5, 3)),
@@ -268,6 +269,7 @@ CASES = {
 # Names with no argument to get wrong, or only a data class.
 NO_ARGUMENTS = {
     "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar", "encoder_block_diagram",
+    "architecture_families_diagram",
     "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS",
 }  # fmt: skip
 
