@@ -3,6 +3,8 @@ script of tools/ (they are scripts, not a package) by its path."""
 
 import importlib.util
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 import pytest
@@ -36,6 +38,23 @@ DEVICES = available_devices()
 # The tests compare nn.Conv2d / nn.RNN / nn.LSTM with course_lib's own float32 code at float32 tolerances, so they
 # ask for full float32. (The notebooks that make such comparisons do the same in their setup cell.)
 torch.backends.cudnn.allow_tf32 = False
+
+
+@contextmanager
+def transformer_fast_path(enabled: bool) -> Iterator[None]:
+    """Turn the inference fast path of nn.TransformerEncoderLayer, nn.TransformerEncoder and nn.MultiheadAttention on
+    or off for the duration, with PyTorch's documented switch (torch.backends.mha, in torch >= 2.3).
+
+    In eval mode without autograd these modules call fused C++ kernels (torch._transformer_encoder_layer_fwd) whose
+    arithmetic is not the modules' Python code: on CUDA the feed-forward network's Linear + GELU is one cuBLASLt call
+    whose GELU is the tanh approximation (see test_models.fast_path_gelu). With the fast path off the modules run
+    their Python code, the same operations as course_lib, on every device."""
+    before = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(enabled)
+    try:
+        yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(before)
 
 
 @pytest.fixture(params=DEVICES)
