@@ -48,10 +48,12 @@ Tricks that close the gap to a hand-written CUDA kernel (each one is marked in t
    tiles are prefetched ahead by the software pipeline) are picked per ``(N, D, causal)`` by
    ``triton.autotune`` from a short list.
 
-Requires ``triton`` >= 3.8 (it ships with the CUDA builds of PyTorch; tested with 3.8 and 3.9; the tests fail with 2.3,
-the release torch 2.3 brings along). On a machine without a GPU the same kernel runs
-on the CPU under Triton's interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before*
-``triton`` is imported: slow, but exact enough to test against at small sizes.
+Requires ``triton`` >= 3.6 (it ships with the CUDA builds of PyTorch). Its tests passed with 3.6 compiled on an H100
+and with 3.6 (NumPy 2.3; its interpreter fails with NumPy 2.4), 3.8 and 3.9 under the interpreter; every Triton API it
+uses, the TMA path's ``tl.make_tensor_descriptor`` and ``triton.set_allocator`` included, is in 3.6. They fail with
+2.3, the release torch 2.3 brings along. On a machine without a GPU the same kernel runs on the CPU under Triton's
+interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before* ``triton`` is imported: slow, but
+exact enough to test against at small sizes.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ that module for how the kernel works: its docstring and comments number the tric
 is what the kernel is defined to compute. Shapes: ``q, k, v`` and the output ``(B, H, N, D)``, contiguous, float16
 or bfloat16, ``D`` 64 or 128.
 
-Requires ``triton`` >= 3.8. Without a GPU the kernel runs on the CPU under Triton's interpreter when the environment
-variable ``TRITON_INTERPRET=1`` is set *before* ``triton`` is imported: slow, but exact enough to test against.
+Requires ``triton`` >= 3.6 (see :mod:`course_lib.flash_kernel`). Without a GPU the kernel runs on the CPU under Triton's
+interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before* ``triton`` is imported: slow, but
+exact enough to test against.
 """
 
 from __future__ import annotations
