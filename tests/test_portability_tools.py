@@ -1,6 +1,7 @@
 """The tools behind issue 16's checks: tools/portability.py (strict nbval under CPU profiles) and
 tools/oldest_requirements.py (the oldest versions pyproject.toml allows)."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,9 @@ def test_profiles_cover_what_the_issue_asks_for():
     assert envs["avx2"]["ATEN_CPU_CAPABILITY"] == "avx2"
     assert envs["scalar"]["ATEN_CPU_CAPABILITY"] == "default" and envs["scalar"]["MKL_CBWR"] == "COMPATIBLE"
     assert envs["threads2"]["OMP_NUM_THREADS"] == "2"
+    rounding = [p for p in portability.PROFILES if p.startup == "rounding_startup.py"]
+    assert len({p.env["COURSE_ROUNDING_SALT"] for p in rounding}) >= 2  # at least two machines' rounding
+    assert any(p.busy for p in portability.PROFILES)
     assert all(p.name in portability.DEFAULT_PROFILES for p in portability.PROFILES)
 
 
@@ -97,6 +101,79 @@ def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible():
     startup = str(ROOT / "tools" / "jitter_startup.py")
     done = subprocess.run([sys.executable, "-c", check, startup], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+ROUNDING_CHECK = """
+import sys
+import torch
+exec(open(sys.argv[1]).read())
+g = torch.Generator().manual_seed(0)
+a, b = torch.rand(64, 64, generator=g), torch.rand(64, 64, generator=g)
+with torch.utils._python_dispatch._disable_current_modes():  # the plain arithmetic, for comparison
+    plain = a @ b
+moved = a @ b
+ulp = (moved.view(torch.int32) - plain.view(torch.int32)).abs()
+print("max ulp", int(ulp.max()))
+print("moved share", round(float((ulp > 0).float().mean()), 1))
+print("same inputs same bits", torch.equal(a @ b, moved))
+print("sum of two exact", torch.equal(a + b, (a.double() + b.double()).float()))
+print("integers stay", torch.equal(torch.ones(8, 8).sum(-1), torch.full((8,), 8.0)))
+x = a.clone().requires_grad_()
+(x @ b).sum().backward()  # backward: the gradient of sum(x @ b) is ones @ b^T, a product that moves too
+with torch.utils._python_dispatch._disable_current_modes():
+    exact_grad = torch.ones(64, 64) @ b.t()
+print("backward moved", not torch.equal(x.grad, exact_grad))
+print(torch.softmax(torch.randn(4, 5, generator=g), -1).sum(-1))
+print(torch.eye(2))
+print("checksum", int(moved.double().sum() * 2**30))
+"""
+
+
+def run_rounding_check(salt):
+    env = {**os.environ, "COURSE_ROUNDING_SALT": str(salt)}
+    startup = str(ROOT / "tools" / "rounding_startup.py")
+    cmd = [sys.executable, "-c", ROUNDING_CHECK, startup]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def test_the_rounding_profile_moves_compute_results_by_a_few_ulp_deterministically():
+    out, err = run_rounding_check(1)
+    lines = dict(line.rsplit(" ", 1) for line in out.splitlines()[:6])
+    assert 1 <= int(lines["max ulp"]) <= 3  # a few units in the last place, no more
+    assert float(lines["moved share"]) >= 0.8  # seven in eight of the rounded entries move
+    assert lines["same inputs same bits"] == "True"  # a fixed function of the result: recomputing gives equality
+    assert lines["sum of two exact"] == "True"  # one IEEE addition is correctly rounded on every machine
+    assert lines["integers stay"] == "True"  # exact arithmetic on counts stays exact
+    assert lines["backward moved"] == "True"  # the dispatch mode sees the products of backward too
+    assert "tensor([[1., 0.]," in out  # an exact tensor prints as it is, with no warning about it ...
+    assert err.count("rounding profile:") == 1 and "tensor([1.0000, 1.0000" in err  # ... unlike the row sums
+    assert run_rounding_check(2)[0].splitlines()[-1] != out.splitlines()[-1]  # another salt, another machine
+
+
+def test_the_busy_profile_loads_every_core_and_stops_its_processes(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run(cmd, env, **kwargs):
+        seen["burners"] = list(burners_alive())
+
+    started = []
+    real_start = portability.start_burners
+
+    def start(count):
+        started.extend(real_start(count))
+        return started
+
+    def burners_alive():
+        return [b for b in started if b.poll() is None]
+
+    monkeypatch.setattr(portability.subprocess, "run", fake_run)
+    monkeypatch.setattr(portability, "start_burners", start)
+    busy = next(p for p in portability.PROFILES if p.name == "busy")
+    portability.run_profile(busy, ["notebooks/00_start_here.ipynb"], 1, tmp_path)
+    assert len(seen["burners"]) == (os.cpu_count() or 1)  # one per core while the notebooks ran
+    assert burners_alive() == []  # and none left afterwards
 
 
 def test_a_profile_with_a_startup_file_gets_its_own_ipythondir(tmp_path, monkeypatch):

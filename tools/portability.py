@@ -52,6 +52,7 @@ class Profile:
     what: str = ""
     needs: str | None = None  # the ATen capability this profile asks for; skipped where the CPU lacks it
     startup: str | None = None  # a file in tools/ that the notebooks' kernels run first (IPython start-up file)
+    busy: bool = False  # other processes load every core while the notebooks run
 
 
 PROFILES = [
@@ -74,6 +75,21 @@ PROFILES = [
         {},
         "float32 normal draws moved by a few 2**-23, as other vector kernels draw them",
         startup="jitter_startup.py",
+    ),
+    *(
+        Profile(
+            f"rounding{salt}",
+            {"COURSE_ROUNDING_SALT": str(salt)},
+            f"every floating-point compute result moved by a few ulp, as another machine rounds (salt {salt})",
+            startup="rounding_startup.py",
+        )
+        for salt in (1, 2)
+    ),
+    Profile(
+        "busy",
+        {},
+        "a busy laptop: one process per core computes and churns memory while the notebooks run",
+        busy=True,
     ),
 ]
 DEFAULT_PROFILES = [p.name for p in PROFILES]
@@ -158,6 +174,31 @@ def failure_excerpts(log: Path, cells: list[str], lines: int = 40) -> list[str]:
     return excerpts
 
 
+# What a busy machine runs beside the notebooks, once per core: arithmetic in a loop, and a 64 MiB buffer rewritten
+# again and again (memory bandwidth and caches are shared as well as the cores).
+BURNER = """
+source, buffer = bytes(64 * 2**20), bytearray(64 * 2**20)
+while True:
+    total = sum(i * i for i in range(100_000))
+    buffer[:] = source
+"""
+
+
+def start_burners(count: int) -> list[subprocess.Popen]:
+    """`count` processes that load one core each until they are stopped (the busy profile)."""
+    return [
+        subprocess.Popen([sys.executable, "-c", BURNER], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
+
+
+def stop_burners(burners: list[subprocess.Popen]) -> None:
+    for burner in burners:
+        burner.kill()
+    for burner in burners:
+        burner.wait()
+
+
 def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: Path) -> tuple[int, list[str], float]:
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # Agg makes inline figures vanish
     env.update(BASE_ENV)
@@ -170,16 +211,20 @@ def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: P
     junit = out_dir / f"{profile.name}.xml"
     log = out_dir / f"{profile.name}.log"
     junit.unlink(missing_ok=True)
+    burners = start_burners(os.cpu_count() or 1) if profile.busy else []
     start = time.perf_counter()
-    with log.open("w") as handle:
-        subprocess.run(
-            nbval_command(notebooks, junit, workers_for(profile, workers)),
-            cwd=ROOT,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
+    try:
+        with log.open("w") as handle:
+            subprocess.run(
+                nbval_command(notebooks, junit, workers_for(profile, workers)),
+                cwd=ROOT,
+                env=env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+    finally:
+        stop_burners(burners)
     ran, failed = failing_cells(junit)
     return ran, failed, time.perf_counter() - start
 
@@ -217,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = [nb for nb in notebooks if not (ROOT / nb).is_file() and not Path(nb).is_file()]
     if missing:
         parser.error(f"no such notebook(s): {missing}")
-    out_dir = Path(args.out)
+    out_dir = Path(args.out).resolve()  # absolute: the kernels run in notebooks/, and IPYTHONDIR lies in here
     out_dir.mkdir(parents=True, exist_ok=True)
     capability = cpu_capability()
     print(
@@ -237,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {name:<13} {ran:>4} cells  {verdict:<10} {seconds:6.0f} s   "
             f"{' '.join(f'{k}={v}' for k, v in profile.env.items())}"
-            f"{f'tools/{profile.startup}' if profile.startup else ''}",
+            f"{f'tools/{profile.startup}' if profile.startup else ''}"
+            f"{f'{os.cpu_count()} busy processes' if profile.busy else ''}",
             flush=True,
         )
         for cell in failed:
