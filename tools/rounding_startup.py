@@ -19,12 +19,15 @@ another salt is another machine. What is left alone, because every machine compu
   values that exact arithmetic on counts and one-hot vectors produces. A rounded result has such bits with
   probability 1/256.
 
-It also checks the *form* of what is printed: a float tensor whose entries all lie within a few ulp of integers, but
-not all on them, prints as ``tensor([1.0000, 1.0000])`` here and as ``tensor([1., 1.])`` on a machine where they
-land exactly (a softmax's row sums, say). Such a repr writes a warning to stderr, which strict nbval reports as a
-difference: print those values with an explicit format (``f"{x:.4f}"``) or print the check instead.
+It also checks the *form* of what is printed, and writes a warning to stderr (which strict nbval reports as a
+difference) for a float tensor whose entries all lie within a few ulp of integers, but not all on them: it prints as
+``tensor([1.0000, 1.0000])`` here and as ``tensor([1., 1.])`` on a machine where they land exactly (a softmax's row
+sums, say); and for a number taken out of a tensor (``.item()``, ``.tolist()``) and formatted with a precision right at
+a rounding boundary, where 4 ulp of its dtype would change the printed digits. Print such values with an explicit
+format, fewer digits, or print the check they support.
 """
 
+import math
 import os
 import sys
 import time
@@ -152,7 +155,7 @@ time.perf_counter = _perf_counter
 _mode = RoundLikeAnotherMachine()
 _mode.__enter__()  # the kernel's main thread, where the cells run (autograd's backward inherits the mode)
 
-# The form check: a float tensor printed in a form that another machine's last bits would change.
+# The form checks. First, a float tensor printed in a form that another machine's last bits would change.
 _repr = torch.Tensor.__repr__
 
 
@@ -183,3 +186,52 @@ def _checked_repr(self, *args, **kwargs):
 
 
 torch.Tensor.__repr__ = _checked_repr
+
+
+# Second, a number printed right at a rounding boundary: a float taken out of a tensor (.item(), .tolist()) remembers
+# its dtype's precision, and formatting it with a precision (f"{x:.2f}") warns when moving it by 4 units in the last
+# place of that dtype would change the text (0.12500001 and 0.12499999 print as 0.13 and 0.12). Values that exact
+# arithmetic gives (the low mantissa bits all zero, as above) are left alone: every machine prints them alike.
+class _CheckedFloat(float):
+    __slots__ = ("_ulp",)
+
+    def __format__(self, spec):
+        text = float.__format__(self, spec)
+        if spec and spec[-1:] in "eEfFgG%" and "." in spec:
+            value, step = float(self), 4 * self._ulp
+            if {float.__format__(value - step, spec), float.__format__(value + step, spec)} != {text}:
+                print(
+                    f"rounding profile: {value!r} prints as {text!r} with {spec!r}, and otherwise if it moves by "
+                    "4 units in its last place: print fewer digits, or the check it supports",
+                    file=sys.stderr,
+                )
+        return text
+
+
+def _checked_float(value, dtype):
+    if type(value) is not float or dtype not in _BITS or not math.isfinite(value) or value == 0.0:
+        return value
+    int_type, low = _BITS[dtype]
+    raw = np.array(value, dtype=np.float32 if dtype == torch.float32 else np.float64).view(int_type)
+    if int(raw) & ((1 << low) - 1) == 0:  # exact-looking
+        return value
+    checked = _CheckedFloat(value)
+    checked._ulp = math.ldexp(1.0, math.frexp(value)[1] - 24) if dtype == torch.float32 else math.ulp(value)
+    return checked
+
+
+_item, _tolist = torch.Tensor.item, torch.Tensor.tolist
+
+
+def _checked_item(self):
+    return _checked_float(_item(self), self.dtype)
+
+
+def _checked_tolist(self):
+    def walk(x):
+        return [walk(v) for v in x] if isinstance(x, list) else _checked_float(x, self.dtype)
+
+    return walk(_tolist(self))
+
+
+torch.Tensor.item, torch.Tensor.tolist = _checked_item, _checked_tolist
