@@ -115,7 +115,7 @@ clean:
 .PHONY: student
 # `make student VARIANT_SEED=s1234567`: that student's own numbers in the by-hand exercises.
 student: $(STAMP)
-	$(BIN)/python -m course_lib.student notebooks --out student $(if $(VARIANT_SEED),--variant-seed "$(VARIANT_SEED)")
+	$(BIN)/python -m course_lib.classroom.student notebooks --out student $(if $(VARIANT_SEED),--variant-seed "$(VARIANT_SEED)")
 
 # The book and the real-browser test (tools/build_book.py, tests/e2e/). Their tools are the extras "book" (Sphinx,
 # MyST-NB, Sphinx Book Theme, and MathJax and reveal.js from PyPI) and "e2e" (Playwright, which drives Debian's

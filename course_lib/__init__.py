@@ -1,12 +1,31 @@
 """course_lib — the tested companion package of *Self-Attention from the Ground Up*.
 
-Each module holds one topic of the course; the notebooks import from here instead of pasting code.
-``course_lib.bench`` (the benchmark CLI), ``course_lib.student`` (student versions of the notebooks) and
-``course_lib.kernels`` (the Triton kernel, needs triton) are imported on their own, not from here.
+The course's vocabulary lives flat in this package, one module per idea; notebooks write ``cl.name``
+(``import course_lib as cl``) or ``from course_lib.data import ...``. A reading order for the attention path:
+
+1. :mod:`~course_lib.attention` — scaled dot-product attention, its softmax Jacobian, a self-attention layer;
+2. :mod:`~course_lib.multihead` — splitting into heads, attending, merging;
+3. :mod:`~course_lib.masks` — boolean masks (True = may attend) and the one rule every layer checks a mask by;
+4. :mod:`~course_lib.grouped_query` — grouped-query attention and its KV cache;
+5. :mod:`~course_lib.decoder` — a decoder-only language model built from those blocks;
+6. :mod:`~course_lib.generation` — generating tokens from it.
+
+Around that path: :mod:`~course_lib.validate` (every argument check, the lowest layer), :mod:`~course_lib.positional`,
+:mod:`~course_lib.models` (encoder blocks), :mod:`~course_lib.classifiers`, :mod:`~course_lib.vision`,
+:mod:`~course_lib.efficient` and :mod:`~course_lib.linear`, :mod:`~course_lib.conv`, :mod:`~course_lib.rnn`,
+:mod:`~course_lib.sequences`, :mod:`~course_lib.data` and :mod:`~course_lib.corpus`, :mod:`~course_lib.train`,
+:mod:`~course_lib.device`, :mod:`~course_lib.paths`.
+
+The periphery sits in subpackages named for what they are, each with a reading order in its docstring:
+:mod:`course_lib.classroom` (exercises, checks, student and nbgrader versions: ``python -m
+course_lib.classroom.student``), :mod:`course_lib.figures` (plots, diagrams, the CJK font), :mod:`course_lib.kernels`
+(the Triton kernel and its benchmark ``python -m course_lib.kernels.bench``; needs triton) and
+:mod:`course_lib.bench` (``python -m course_lib.bench``: attention methods timed against each other). The module map
+of CONTRIBUTING.md says which module may import which; there is no import cycle (a test checks both).
 
 Names are imported lazily (PEP 562): ``import course_lib`` imports no submodule, and ``course_lib.fit`` imports
 ``course_lib.train`` the first time it is asked for. So ``import course_lib.masks`` costs only torch, and tqdm,
-matplotlib and seaborn are loaded by the modules that draw or report (``train``, ``plot``), when they are used.
+matplotlib and seaborn are loaded by the modules that draw or report (``train``, ``figures.plot``), when they are used.
 """
 
 from __future__ import annotations
@@ -20,8 +39,14 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "attention": ("SelfAttention", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"),
     "multihead": ("MultiHeadAttention", "merge_heads", "split_heads"),
-    "checks": ("check_answer", "check_close", "check_function", "explain_difference"),
-    "exercises": ("ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "blocked", "variant_generator", "variant_numbers"),
+    "classroom.checks": ("check_answer", "check_close", "check_function", "explain_difference"),
+    "classroom.exercises": (
+        "ATTENTION_FUNCTIONS",
+        "SOFTMAX_FUNCTIONS",
+        "blocked",
+        "variant_generator",
+        "variant_numbers",
+    ),
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
     "data": ("associative_recall", "load_digits", "load_tang300", "recall_task", "recall_token_names"),
     "corpus": ("WORD_CATEGORIES", "skipgram_pairs", "toy_corpus"),
@@ -35,8 +60,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "decoder": ("DecoderBlock", "DecoderLM"),
     "generation": ("generate", "sample_next_token", "top_k_filter", "top_p_filter"),
     "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
-    "plot": ("plot_attention",),
-    "diagrams": (
+    "figures.plot": ("plot_attention",),
+    "figures.diagrams": (
         "architecture_families_diagram",
         "encoder_block_diagram",
         "multihead_diagram",
@@ -73,17 +98,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "vision": ("PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-_SUBMODULES = (
-    *_EXPORTS,
-    "validate",
-    "fonts",
-    "bench",
-    "student",
-    "nbgrader_source",
-    "kernels",
-    "kernels_bench",
-    "kernels_tuning",
-)
+_SUBMODULES = (*(m for m in _EXPORTS if "." not in m), "validate", "bench", "classroom", "figures", "kernels")
 
 __all__ = sorted(_MODULE_OF)
 

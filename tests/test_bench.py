@@ -9,6 +9,7 @@ import torch
 
 from course_lib import bench
 from course_lib.bench import BenchRow
+from course_lib.bench.cli import main as bench_main
 
 
 def test_cpu_peak_of_naive_attention_holds_the_score_matrix():
@@ -123,7 +124,7 @@ def test_table_csv_and_plot(tmp_path):
 
 def test_cli_end_to_end(tmp_path, capsys):
     csv_path, png_path = tmp_path / "b.csv", tmp_path / "b.png"
-    code = bench.main(
+    code = bench_main(
         ["--device", "cpu", "--lengths", "64", "128", "--methods", "naive", "chunked", "sdpa", "--repeats", "1",
          "--no-progress", "--csv", str(csv_path), "--plot", str(png_path)]
     )  # fmt: skip

@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from course_lib import attention_weights, causal_mask, padding_mask, scaled_dot_product_attention
-from course_lib.checks import Unanswered, check_close, check_function, explain_difference, unanswered
+from course_lib.classroom.checks import check_close, check_function, explain_difference
+from course_lib.classroom.exercises import Unanswered, unanswered
 
 B, L, S, DK, DV = 2, 4, 5, 8, 3
 

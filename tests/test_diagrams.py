@@ -1,5 +1,5 @@
-"""course_lib.diagrams: each schematic is a figure whose labels carry the shapes its arguments give, and whose boxes
-stay inside the drawing (nothing cut off at the border)."""
+"""course_lib.figures.diagrams: each schematic is a figure whose labels carry the shapes its arguments give, and
+whose boxes stay inside the drawing (nothing cut off at the border)."""
 
 import matplotlib
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 
-from course_lib import diagrams  # noqa: E402
+from course_lib.figures import diagrams  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""course_lib.exercises: per-student numbers (variants) and blocked library shortcuts, and check_function's without=."""
+"""course_lib.classroom.exercises: per-student numbers (variants), blocked library shortcuts, check_function's
+without=."""
 
 import pytest
 import torch
@@ -7,7 +8,7 @@ import torch.nn.functional as F
 import course_lib as cl
 import course_lib.efficient
 import course_lib.multihead
-from course_lib.exercises import ShortcutError, blocked, variant_generator, variant_numbers
+from course_lib.classroom.exercises import ShortcutError, blocked, variant_generator, variant_numbers
 
 
 def draw(g):

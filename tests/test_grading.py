@@ -1,6 +1,6 @@
 """Grading a class with nbgrader, end to end, as the lecturer's guide describes it.
 
-For every notebook: an nbgrader course of its own (``python -m course_lib.student NN.ipynb --out source/aNN
+For every notebook: an nbgrader course of its own (``python -m course_lib.classroom.student NN.ipynb --out source/aNN
 --nbgrader``), ``nbgrader generate_assignment``, three submissions autograded, ``nbgrader generate_feedback``:
 
 - ``reference``: the release with every answer cell filled with the reference solution -> full marks;
@@ -27,8 +27,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
-from course_lib.student import HIDDEN_BEGIN, find_exercises, set_variant
 
 sys.path.insert(0, str(ROOT / "tools"))
 from exercise_check import (  # noqa: E402
@@ -103,7 +103,14 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     root = tmp_path / "course"
     root.mkdir()
     (root / "nbgrader_config.py").write_text(CONFIG)
-    command = [sys.executable, "-m", "course_lib.student", str(nb_path), "--out", str(root / "source" / assignment)]
+    command = [
+        sys.executable,
+        "-m",
+        "course_lib.classroom.student",
+        str(nb_path),
+        "--out",
+        str(root / "source" / assignment),
+    ]
     done = subprocess.run([*command, "--nbgrader"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     nbgrader(root, "generate_assignment", assignment)

@@ -46,17 +46,17 @@ def _interpreter_env(on: bool = INTERPRET):
 
 
 def _import_kernels():
-    """Import course_lib.kernels with TRITON_INTERPRET set as this module needs it (re-import if needed)."""
+    """Import course_lib.kernels.launch with TRITON_INTERPRET set as this module needs it (re-import if needed)."""
     with _interpreter_env():
         pytest.importorskip(
             "triton",
             minversion=MIN_TRITON,
             reason=f"needs triton >= {MIN_TRITON} (pip install triton); kernel tests skipped",
         )
-        already = "course_lib.kernels" in sys.modules
-        module = importlib.import_module("course_lib.kernels")
+        already = "course_lib.kernels.launch" in sys.modules
+        module = importlib.import_module("course_lib.kernels.launch")
         if already and module.built_for_interpreter() != INTERPRET:  # imported with another TRITON_INTERPRET:
-            importlib.reload(importlib.import_module("course_lib.flash_kernel"))  # decorate the kernel again,
+            importlib.reload(importlib.import_module("course_lib.kernels.flash"))  # decorate the kernel again,
             module = importlib.reload(module)  # then bind the launcher to it
         return module
 
@@ -297,13 +297,13 @@ def _config_id(c: dict) -> str:
     return f"M{c['BLOCK_M']}N{c['BLOCK_N']}w{c['num_warps']}s{c['num_stages']}"
 
 
-_TUNED = sys.modules["course_lib.flash_kernel"].CONFIGS  # the kernel module that course_lib.kernels launches
+_TUNED = sys.modules["course_lib.kernels.flash"].CONFIGS  # the kernel module that course_lib.kernels.launch launches
 AUTOTUNE_CONFIGS = [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages} for c in _TUNED]
 if INTERPRET:
     # num_warps and num_stages mean nothing to the interpreter, so each tile shape that the autotuner (or
-    # `kernels_bench --explore`) may run on a GPU is run once. N = 300 is ragged for every BLOCK_N (32, 64, 128) and
-    # spans several query tiles.
-    from course_lib.kernels_tuning import EXPLORE_CONFIGS
+    # `python -m course_lib.kernels.bench --explore`) may run on a GPU is run once. N = 300 is ragged for every
+    # BLOCK_N (32, 64, 128) and spans several query tiles.
+    from course_lib.kernels.tuning import EXPLORE_CONFIGS
 
     _explored = [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": w, "num_stages": s} for m, n, w, s in EXPLORE_CONFIGS]
     TUNED_TILES = list({(c["BLOCK_M"], c["BLOCK_N"]): c for c in AUTOTUNE_CONFIGS + _explored}.values())
@@ -431,7 +431,7 @@ def test_rejects_bad_tile_config():
 
 def test_flop_count_convention():
     """The benchmark's FLOP count: 2 matmuls of 2·N²·D each per head; half of that when causal."""
-    bench = pytest.importorskip("course_lib.kernels_bench")
+    bench = pytest.importorskip("course_lib.kernels.measure")
     assert bench.attention_flops(2, 3, 1024, 64, causal=False) == 4 * 2 * 3 * 1024**2 * 64
     assert bench.attention_flops(2, 3, 1024, 64, causal=True) == 2 * 2 * 3 * 1024**2 * 64
     assert math.isclose(bench.tflops(1e12, 1.0), 1000.0)
@@ -439,7 +439,7 @@ def test_flop_count_convention():
 
 def test_benchmark_table_says_which_way_the_ratio_goes():
     """The table's last number is SDPA's time over ours (above 1: ours is faster), with the tile config beside it."""
-    bench = pytest.importorskip("course_lib.kernels_bench")
+    bench = pytest.importorskip("course_lib.kernels.bench")
     row = {
         "N": 4096,
         "B": 16,

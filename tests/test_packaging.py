@@ -79,3 +79,12 @@ def test_readme_lists_every_tested_floor():
         assert re.search(rf"\b{re.escape(name)} {re.escape(version)}(\.0)*\b", row), (
             f"{name} {version} not in the README"
         )
+
+
+def test_every_subpackage_is_installed():
+    """`pip install .` (not only an editable install) ships every subpackage of course_lib."""
+    setuptools = pytest.importorskip("setuptools")
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    found = set(setuptools.find_packages(where=str(ROOT), include=include))
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "course_lib").rglob("__init__.py")}
+    assert found == on_disk and {"course_lib.classroom", "course_lib.kernels", "course_lib.bench"} <= found

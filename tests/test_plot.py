@@ -1,6 +1,6 @@
-"""course_lib.fonts and course_lib.plot: the shipped CJK font (file, checksum, license, coverage), Chinese labels
-that render as glyphs without any "missing glyph" warning, and plot_attention's orientation, labels and input
-handling."""
+"""course_lib.figures.fonts and course_lib.figures.plot: the shipped CJK font (file, checksum, license, coverage),
+Chinese labels that render as glyphs without any "missing glyph" warning, and plot_attention's orientation, labels
+and input handling."""
 
 import io
 import re
@@ -17,7 +17,7 @@ import torch  # noqa: E402
 from fontTools.ttLib import TTFont  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-from course_lib import fonts, plot  # noqa: E402
+from course_lib.figures import fonts, plot  # noqa: E402
 from course_lib.paths import DATA_DIR  # noqa: E402
 
 TOKENS = ["猫", "坐在", "垫子", "上"]

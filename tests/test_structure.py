@@ -20,59 +20,131 @@ LONG_FUNCTIONS = {}
 
 
 def module_files():
-    """(module name, path) for every module; a subpackage's files count as the subpackage (``bench``)."""
+    """(name, path) for every module: its dotted path inside course_lib (``attention``, ``classroom.student``); a
+    subpackage's ``__init__.py`` is the subpackage itself (``bench``). The package's own lazy ``__init__`` is left out."""
     for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE)
-        yield (relative.parts[0].removesuffix(".py"), path)
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if parts:
+            yield ".".join(parts), path
+
+
+MODULES = dict(module_files())
 
 
 def module_map() -> dict[str, set[str]]:
-    """CONTRIBUTING.md's table: module -> the course_lib modules it may import."""
+    """CONTRIBUTING.md's table: module -> the course_lib modules it imports."""
     rules = {}
     for line in (ROOT / "CONTRIBUTING.md").read_text().splitlines():
-        match = re.fullmatch(r"\| `(\w+)` \| [^|]+ \| ([^|]+) \|", line.strip())
+        match = re.fullmatch(r"\| `([\w.]+)` \| [^|]+ \| ([^|]+) \|", line.strip())
         if match:
-            rules[match.group(1)] = set(re.findall(r"`(\w+)`", match.group(2)))
+            rules[match.group(1)] = set(re.findall(r"`([\w.]+)`", match.group(2)))
     return rules
 
 
-def imported_modules(path) -> set[str]:
-    """The course_lib modules a file imports, at the top or inside functions (``from .x import``, ``course_lib.x``)."""
-    tree = ast.parse(path.read_text())
+def _module_or_package(dotted: str, name: str, modules) -> str:
+    """``from dotted import name``: the module ``dotted.name`` if it is one, else the module ``dotted``."""
+    inner = f"{dotted}.{name}" if dotted else name
+    return inner if inner in modules else dotted
+
+
+def imported_modules(path, modules=None, root=PACKAGE) -> set[str]:
+    """The course_lib modules a file imports, at the top or inside functions (``from .x import``, ``from ..x``,
+    ``course_lib.x.y``), as dotted names inside course_lib (a package's lazy ``__init__``, "", is left out)."""
+    modules = MODULES if modules is None else modules
+    package = list(path.parent.relative_to(root).parts)
     found = set()
-    inside_subpackage = path.parent.parent == PACKAGE  # course_lib/bench/x.py: `from . import` is bench itself
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and inside_subpackage:
-                found.add(path.parent.name)
-            elif node.level >= 1 and node.module:
-                found.add(node.module.split(".")[0])
-            elif node.level >= 1:  # from . import x
-                found.update(alias.name for alias in node.names)
-            elif node.module and node.module.startswith("course_lib."):
-                found.add(node.module.split(".")[1])
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                dotted = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            elif node.module and (node.module + ".").startswith("course_lib."):
+                dotted = node.module.removeprefix("course_lib").lstrip(".")
+            else:
+                continue
+            found.update(_module_or_package(dotted, alias.name, modules) for alias in node.names)
         elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("course_lib."))
-    return found
+            found.update(a.name.removeprefix("course_lib.") for a in node.names if a.name.startswith("course_lib."))
+        elif _is_relative_import_module(node):  # importlib.import_module(".launch", __name__): a lazy import
+            found.add(".".join([*package, node.args[0].value.lstrip(".")]))
+    return found - {""}
+
+
+def _is_relative_import_module(node) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and str(node.args[0].value).startswith(".")
+    )
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {name: imported_modules(path) - {name} for name, path in MODULES.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of ``graph`` as a path ``[a, b, ..., a]``, or ``[]`` if there is none (depth-first search)."""
+    state, stack = {}, []  # state: 1 = on the current path, 2 = finished
+
+    def visit(node):
+        state[node], _ = 1, stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node], _ = 2, stack.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return []
 
 
 def test_every_module_is_in_the_module_map():
     rules = module_map()
     assert "attention" in rules and "validate" in rules, "the table of CONTRIBUTING.md was not found"
-    modules = {name for name, _ in module_files()} - {"__init__"}
-    assert modules - set(rules) == set(), "add these modules to CONTRIBUTING.md's module map"
-    assert set(rules) - modules == set(), "CONTRIBUTING.md names modules that do not exist"
+    assert set(MODULES) - set(rules) == set(), "add these modules to CONTRIBUTING.md's module map"
+    assert set(rules) - set(MODULES) == set(), "CONTRIBUTING.md names modules that do not exist"
 
 
-@pytest.mark.parametrize("name, path", [m for m in module_files() if m[0] != "__init__"], ids=lambda x: str(x))
-def test_imports_follow_the_module_map(name, path):
-    allowed = module_map()[name] | {name}
-    assert imported_modules(path) - allowed == set(), f"{path.name} imports outside its row of CONTRIBUTING.md"
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_each_row_of_the_module_map_is_what_the_module_imports(name):
+    imported, row = imported_modules(MODULES[name]) - {name}, module_map()[name]
+    assert imported - row == set(), f"{name} imports modules that its row of CONTRIBUTING.md does not name"
+    assert row - imported == set(), f"{name}'s row of CONTRIBUTING.md names modules that {name} never imports"
 
 
-def test_the_layering_check_sees_imports_inside_functions(tmp_path):
-    (tmp_path / "m.py").write_text("def f():\n    from .train import fit\n    import course_lib.plot\n")
-    assert imported_modules(tmp_path / "m.py") == {"train", "plot"}
+def test_no_import_cycle():
+    assert find_cycle(import_graph()) == [], "an import cycle (lazy imports inside functions count too)"
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"a2"}, "a2": set(), "x": {"y"}, "y": {"x"}}) == ["x", "y", "x"]
+
+
+def test_the_layering_check_sees_imports_inside_functions_and_subpackages(tmp_path):
+    inner = tmp_path / "pkg" / "m.py"
+    inner.parent.mkdir()
+    inner.write_text(
+        "def f():\n    from ..train import fit\n    import course_lib.figures.plot\n"
+        "from . import helper\nfrom .helper import g\nfrom course_lib.kernels import launch\n"
+        "importlib.import_module('.lazy', __name__)\n"
+    )
+    modules = {"train", "figures.plot", "pkg", "pkg.helper", "pkg.lazy", "pkg.m", "kernels", "kernels.launch"}
+    found = imported_modules(inner, modules, root=tmp_path)
+    assert found == {"train", "figures.plot", "pkg.helper", "pkg.lazy", "kernels.launch"}
+
+
+def test_the_course_vocabulary_stays_a_short_flat_list():
+    flat = [p for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    assert len(flat) <= 24, "at most 24 modules directly under course_lib/: put the periphery in a subpackage"
 
 
 def code_lines(node) -> int:
@@ -114,8 +186,9 @@ def test_the_list_of_exceptions_only_shrinks():
 
 
 CORE = [
-    "fonts",
-    "plot",
+    "figures.fonts",
+    "figures.plot",
+    "figures.diagrams",
     "attention",
     "multihead",
     "classifiers",
@@ -130,7 +203,8 @@ CORE = [
     "sequences",
     "data",
     "corpus",
-    "checks",
+    "classroom.checks",
+    "classroom.exercises",
     "device",
     "validate",
     "paths",

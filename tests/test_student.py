@@ -13,11 +13,13 @@ import textwrap
 import nbformat
 import pytest
 
-from course_lib import student
-from course_lib.checks import Unanswered
-from course_lib.nbgrader_source import nbgrader_notebook
+from course_lib.classroom import student
+from course_lib.classroom.exercises import Unanswered
+from course_lib.classroom.nbgrader_source import nbgrader_notebook
+from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant, without_hidden_tests
+from course_lib.classroom.stubs import solution_regions, stub_source
+from course_lib.classroom.student import student_notebook
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
-from course_lib.student import find_exercises, solution_regions, stub_source, student_notebook
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 IDS = [nb.name for nb in NOTEBOOKS]
@@ -248,7 +250,7 @@ def test_hidden_tests_leave_the_student_version_and_stay_in_the_nbgrader_source(
 )
 def test_broken_hidden_test_markers_are_reported(text, words):
     with pytest.raises(ValueError, match=words):
-        student.without_hidden_tests(text)
+        without_hidden_tests(text)
 
 
 def test_variant_seed_is_written_over_the_variant_line():
@@ -257,7 +259,7 @@ def test_variant_seed_is_written_over_the_variant_line():
     for seed, written in (("s1234567", "VARIANT = 's1234567'"), ("42", "VARIANT = 42"), (7, "VARIANT = 7")):
         new, _ = student_notebook(nb, variant_seed=seed)
         assert new.cells[2].source.endswith(written + "  # your own numbers") and "VARIANT = 0" in nb.cells[1].source
-    assert not student.set_variant(toy_notebook(), "s1")  # a notebook without the line is left alone
+    assert not set_variant(toy_notebook(), "s1")  # a notebook without the line is left alone
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
@@ -266,11 +268,11 @@ def test_every_check_cell_has_hidden_tests_and_only_check_cells_do(nb_path):
     exercises = find_exercises(nb)
     checks = {e.check_cell for e in exercises}
     for i, cell in enumerate(nb.cells):
-        has_hidden = cell.cell_type == "code" and student.HIDDEN_BEGIN in cell.source
+        has_hidden = cell.cell_type == "code" and HIDDEN_BEGIN in cell.source
         if i in checks:
             label = next(e.label for e in exercises if e.check_cell == i)
             assert has_hidden, f"{nb_path.name}: the check of {label} (cell {i}) has no hidden tests"
-            assert student.without_hidden_tests(cell.source).strip(), f"{nb_path.name}: cell {i}: nothing visible"
+            assert without_hidden_tests(cell.source).strip(), f"{nb_path.name}: cell {i}: nothing visible"
         else:
             assert not has_hidden, f"{nb_path.name}: cell {i} has hidden tests but is no exercise's check cell"
 
@@ -414,5 +416,8 @@ def test_command_line_refuses_to_overwrite_the_notebooks(capsys):
 
 def test_make_student_target_and_gitignore():
     makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"^student:", makefile, re.MULTILINE) and "course_lib.student notebooks --out student" in makefile
+    assert (
+        re.search(r"^student:", makefile, re.MULTILINE)
+        and "course_lib.classroom.student notebooks --out student" in makefile
+    )
     assert "student/" in (ROOT / ".gitignore").read_text().split()

@@ -2,7 +2,8 @@
 
     python tools/exercise_check.py notebooks/08_efficient_attention.ipynb   # one or more notebooks
 
-For each notebook, two executions in fresh kernels, and a scan of its student version (python -m course_lib.student):
+For each notebook, two executions in fresh kernels, and a scan of its student version
+(python -m course_lib.classroom.student):
 
 1. **Variant run.** The notebook with its reference solutions for another student (``VARIANT = 'student-b'``, as
    ``--variant-seed student-b`` writes it): every check, hidden tests included, must pass (the solutions are right for
@@ -34,8 +35,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from course_lib.stubs import lines_of, solution_regions, stub_source  # noqa: E402
-from course_lib.student import HIDDEN_BEGIN, find_exercises, set_variant, student_notebook  # noqa: E402
+from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant  # noqa: E402
+from course_lib.classroom.stubs import lines_of, solution_regions, stub_source  # noqa: E402
+from course_lib.classroom.student import student_notebook  # noqa: E402
 
 GRADING_ENV = {"COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 ANSWERS_TAG = "EXERCISE-ANSWERS="

@@ -3,7 +3,7 @@
 #
 #   tools/gpu_sweep.sh tests       the unit tests with COURSE_DEVICE=cuda (the Triton kernel's tests included)
 #   tools/gpu_sweep.sh notebooks   every notebook under nbval's lax mode on CUDA (their asserts, not their digits)
-#   tools/gpu_sweep.sh bench       python -m course_lib.kernels_bench (the Triton kernel against SDPA, bf16, d = 64,
+#   tools/gpu_sweep.sh bench       python -m course_lib.kernels.bench (the Triton kernel against SDPA, bf16, d = 64,
 #                                  n = 1k ... 16k, causal and not) and python -m course_lib.bench --device cuda
 #   tools/gpu_sweep.sh all         the three, in this order
 #
@@ -82,7 +82,7 @@ case $part in notebooks | all)
     fi
 esac
 case $part in bench | all)
-    run_part kernels_bench "$python" -m course_lib.kernels_bench --csv "$out/kernels_bench.csv" || status=1
+    run_part kernels_bench "$python" -m course_lib.kernels.bench --csv "$out/kernels_bench.csv" || status=1
     run_part bench "$python" -m course_lib.bench --device cuda --no-progress --csv "$out/bench_cuda.csv" || status=1
 esac
 case $part in tests | notebooks | bench | all) ;;

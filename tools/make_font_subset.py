@@ -1,7 +1,7 @@
 """Build ``data/fonts/NotoSansSC-CourseSubset.otf``: a small subset of Noto Sans CJK SC for the course's plots.
 
 Why: matplotlib ships no CJK font, so Chinese token labels render as empty boxes ("tofu") on a machine without
-one. ``course_lib.plot`` registers this subset with matplotlib at call time and uses it as a fallback after the
+one. ``course_lib.figures.plot`` registers this subset with matplotlib at call time and uses it as a fallback after the
 default font, so every Chinese label renders as glyphs, with no system font installed.
 
 What is kept (see :func:`character_set`):

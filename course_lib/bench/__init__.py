@@ -1,6 +1,6 @@
 r"""Time and peak memory of attention implementations against sequence length (five modules: ``methods`` what is
 measured, ``memory`` the CPU peak-memory server, ``runner`` the measurement, ``report`` tables, targets and figures,
-``cli`` the command line). A sixth, :mod:`course_lib.bench.kv_cache`, is a command line of its own: how much faster
+``cli`` the command line, :func:`course_lib.bench.cli.main`). A sixth, :mod:`course_lib.bench.kv_cache`, is a command line of its own: how much faster
 a decoder generates with its KV cache (``python -m course_lib.bench.kv_cache``; not imported here).
 
     python -m course_lib.bench                                   # CPU (and CUDA when present): table + targets
@@ -61,13 +61,6 @@ from .report import check_targets, describe_machine, format_table, growth_expone
 from .runner import run_benchmark
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line, ``python -m course_lib.bench`` (see :mod:`course_lib.bench.cli`)."""
-    from .cli import main as cli_main
-
-    return cli_main(argv)
-
-
 __all__ = [
     "ALL_METHODS",
     "DEFAULT_METHODS",
@@ -76,7 +69,6 @@ __all__ = [
     "describe_machine",
     "format_table",
     "growth_exponent",
-    "main",
     "make_method",
     "measure_cpu_peak",
     "plot_results",

@@ -11,13 +11,13 @@ Five pictures the notebooks show before the code they explain:
 - :func:`architecture_families_diagram` (12): encoder-only, decoder-only and encoder–decoder Transformers side by
   side, with the masks each uses.
 
-Each returns a matplotlib ``Figure`` (matplotlib is imported inside the functions, as in :mod:`course_lib.plot`), so
-a notebook shows it with ``plt.show()`` and a test can read its labels.
+Each returns a matplotlib ``Figure`` (matplotlib is imported inside the functions, as in
+:mod:`course_lib.figures.plot`), so a notebook shows it with ``plt.show()`` and a test can read its labels.
 """
 
 from __future__ import annotations
 
-from .validate import integer
+from ..validate import integer
 
 __all__ = ["architecture_families_diagram", "encoder_block_diagram", "multihead_diagram", "qkv_diagram", "vit_diagram"]
 

@@ -1,13 +1,13 @@
 r"""FlashAttention-style fused attention on the GPU: the Python entry point and the plain reference.
 
-:func:`flash_attention` checks its inputs and launches the Triton kernel of :mod:`course_lib.flash_kernel` (read
+:func:`flash_attention` checks its inputs and launches the Triton kernel of :mod:`course_lib.kernels.flash` (read
 that module for how the kernel works: its docstring and comments number the tricks). :func:`attention_reference`
 is what the kernel is defined to compute. Shapes: ``q, k, v`` and the output ``(B, H, N, D)``, contiguous, float16
 or bfloat16, ``D`` 64 or 128.
 
-Requires ``triton`` >= 3.6 (see :mod:`course_lib.flash_kernel`). Without a GPU the kernel runs on the CPU under Triton's
-interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before* ``triton`` is imported: slow, but
-exact enough to test against.
+Requires ``triton`` >= 3.6 (see :mod:`course_lib.kernels.flash`). Without a GPU the kernel runs on the CPU under
+Triton's interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before* ``triton`` is imported:
+slow, but exact enough to test against.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 from torch import Tensor
 
-from .flash_kernel import (
+from .flash import (
     BUILT_FOR_INTERPRETER,
     INTERPRETER_CONFIG,
     flash_attention_fwd,
@@ -161,8 +161,8 @@ def flash_attention(
     Args:
         q, k, v: ``(B, H, N, D)`` contiguous CUDA tensors, all float16 or all bfloat16, ``D`` in {64, 128}.
         causal: if True, query ``i`` attends to keys ``0..i`` only.
-        use_tma: load tiles through Hopper's TMA unit (default: False; see ``course_lib.kernels_bench``). Under
-            the interpreter the same descriptor code runs on the CPU, so it can be tested without a GPU.
+        use_tma: load tiles through Hopper's TMA unit (default: False; see ``python -m course_lib.kernels.bench``).
+            Under the interpreter the same descriptor code runs on the CPU, so it can be tested without a GPU.
         config: fix ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}`` instead of autotuning
             (``BLOCK_M`` must be a multiple of ``BLOCK_N``).
 
@@ -177,7 +177,7 @@ def flash_attention(
         raise RuntimeError(
             f"TRITON_INTERPRET is {'set' if interpreting else 'unset'} now but was "
             f"{'set' if BUILT_FOR_INTERPRETER else 'unset'} when course_lib.kernels was imported; set it before "
-            "the first import (or reload course_lib.flash_kernel, then course_lib.kernels)"
+            "the first import (or reload course_lib.kernels.flash, then course_lib.kernels.launch)"
         )
     use_tma = bool(use_tma)
     if use_tma and not interpreting:

@@ -1,15 +1,15 @@
-"""Tuning aids of ``python -m course_lib.kernels_bench``: every autotune configuration timed alone (``--explore``),
+"""Tuning aids of ``python -m course_lib.kernels.bench``: every autotune configuration timed alone (``--explore``),
 and each of PyTorch's SDPA backends timed alone (``--sdpa-backends``). Needs a CUDA GPU."""
 
 from __future__ import annotations
 
 import torch.nn.functional as F
 
-from .kernels_bench import TOLERANCE, _inputs, _rel_error, attention_flops, tflops
+from .measure import TOLERANCE, attention_flops, inputs, rel_error, tflops
 
 __all__ = ["EXPLORE_CONFIGS", "explore", "sdpa_backends"]
 
-# A wider net than the autotuner's list (course_lib.flash_kernel.CONFIGS), for --explore:
+# A wider net than the autotuner's list (course_lib.kernels.flash.CONFIGS), for --explore:
 # (BLOCK_M, BLOCK_N, warps, stages).
 EXPLORE_CONFIGS = [(bm, bn, w, s) for bm, bn in [(128, 64), (128, 128)] for w in (4, 8) for s in (2, 3, 4)] + [
     (64, 64, 4, 3),
@@ -21,10 +21,10 @@ def explore(N, tokens, heads, D, dtype, causal, warmup, rep, tma_options) -> lis
     """Time each config of EXPLORE_CONFIGS (and TMA on/off) separately at one shape."""
     import triton
 
-    from course_lib.kernels import flash_attention
+    from .launch import flash_attention
 
     B = max(1, tokens // (N * heads))
-    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
+    q, k, v = inputs(B, heads, N, D, dtype, seed=N)
     sdpa_out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     sdpa_ms = triton.testing.do_bench(
         lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), warmup=warmup, rep=rep, return_mode="median"
@@ -37,7 +37,7 @@ def explore(N, tokens, heads, D, dtype, causal, warmup, rep, tma_options) -> lis
             name = "BM{BLOCK_M} BN{BLOCK_N} w{num_warps} s{num_stages}".format(**config)
             try:
                 out = flash_attention(q, k, v, causal, use_tma=use_tma, config=config)
-                err = _rel_error(out, sdpa_out)
+                err = rel_error(out, sdpa_out)
                 if not err <= TOLERANCE:  # a fast wrong answer is no candidate (and `not <=` also catches NaN)
                     print(f"  N={N} causal={causal} tma={use_tma} {name}: WRONG, error {err:.1e} vs SDPA")
                     continue
@@ -77,7 +77,7 @@ def sdpa_backends(N, tokens, heads, D, dtype, causal, warmup, rep) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     B = max(1, tokens // (N * heads))
-    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
+    q, k, v = inputs(B, heads, N, D, dtype, seed=N)
     flops = attention_flops(B, heads, N, D, causal)
     for name in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"):
         backend = getattr(SDPBackend, name, None)

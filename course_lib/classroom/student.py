@@ -3,8 +3,8 @@
 Every exercise of the course keeps its reference solution between two lines of a code cell, exactly
 ``# BEGIN SOLUTION`` and ``# END SOLUTION`` (the markers nbgrader uses), and its auto-check in a later code cell.
 
-Student version (``make student``, or ``python -m course_lib.student notebooks/ --out student/``): a copy of each
-notebook with every solution region replaced by a stub and every output cleared. The stub depends on where the
+Student version (``make student``, or ``python -m course_lib.classroom.student notebooks/ --out student/``): a copy of
+each notebook with every solution region replaced by a stub and every output cleared. The stub depends on where the
 region sits:
 
 - inside a function body (the markers are indented): the ``def`` line stays and the region becomes
@@ -12,7 +12,7 @@ region sits:
   defines ``f`` and the check after it fails with ``NotImplementedError``;
 - at the top level: a ``def`` in the region keeps its header (and docstring) with the same ``raise`` as body; every
   other name the region assigns (a value answer such as ``q_2 = ...``) becomes
-  ``q_2 = unanswered("Exercise N: q_2")``, a placeholder from :mod:`course_lib.checks` that raises
+  ``q_2 = unanswered("Exercise N: q_2")``, a placeholder from :mod:`course_lib.classroom.exercises` that raises
   ``NotImplementedError`` as soon as the check touches it (rather than a confusing ``NameError``).
 
 Only code cells count: markdown that mentions the markers in prose is left alone. A check cell may end with hidden
@@ -20,145 +20,35 @@ tests between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` (nbgrader'
 the student version leaves them out, as nbgrader's release does.
 
 Variants (``--variant-seed``, e.g. a student id): a notebook whose by-hand exercises draw their numbers from
-``VARIANT`` (:func:`course_lib.exercises.variant_numbers`) has one line ``VARIANT = 0`` in a code cell; the tool writes
-the given seed there, so each student's copy has its own numbers and the checks recompute the answers from them.
+``VARIANT`` (:func:`course_lib.classroom.exercises.variant_numbers`) has one line ``VARIANT = 0`` in a code cell; the
+tool writes the given seed there, so each student's copy has its own numbers and the checks recompute the answers
+from them.
 
-nbgrader source version (``--nbgrader``): see :mod:`course_lib.nbgrader_source`. How a solution region becomes a
-stub: :mod:`course_lib.stubs`.
+nbgrader source version (``--nbgrader``): see :mod:`course_lib.classroom.nbgrader_source`. How a solution region
+becomes a stub: :mod:`course_lib.classroom.stubs`; how the exercises are found: :mod:`course_lib.classroom.notebook`.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbformat import NotebookNode
 
-from .stubs import BEGIN, END, lines_of, solution_regions, stub_source
+from .nbgrader_source import nbgrader_notebook
+from .notebook import Exercise, clear_outputs, find_exercises, set_variant, without_hidden_tests
+from .stubs import stub_source
 
-__all__ = [
-    "BEGIN",
-    "END",
-    "Exercise",
-    "find_exercises",
-    "solution_regions",
-    "stub_source",
-    "set_variant",
-    "student_notebook",
-    "without_hidden_tests",
-    "clear_outputs",
-    "convert",
-    "main",
-]
+__all__ = ["STUDENT_BANNER", "convert", "main", "student_notebook"]
 
-# "### Exercise 3 ...", "**Exercise 3 — ...**" in markdown, "# Exercise 3: ..." in code
-_EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*Exercise\s+(\w+)")
-VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-_CHECK_RE = re.compile(r"\bcheck_(?:answer|close|function)\(|^\s*assert\b", re.MULTILINE)
 STUDENT_BANNER = (
     "> **Student version.** The reference solution of every exercise was replaced by a stub that raises\n"
     "> `NotImplementedError`, and all outputs were cleared. Write your code where the stub is, run the cell, then\n"
     "> run the check cell after it. The full notebook with solutions and outputs is in the course's `notebooks/`."
 )
-
-
-@dataclass
-class Exercise:
-    """One solution cell and its check: ``label`` is "Exercise 3" (or "Exercise #3" when the text names none)."""
-
-    label: str
-    solution_cell: int  # index in nb.cells
-    check_cell: int | None  # index of the first code cell after it that calls a checker or asserts
-    names: list[str] = field(default_factory=list)  # functions / values the student writes
-
-
-def find_exercises(nb: NotebookNode) -> list[Exercise]:
-    """The exercises of a notebook: every code cell with a solution region, its label and its check cell.
-
-    The label comes from the last heading-like "Exercise N" before the region (a markdown heading, a bold
-    "**Exercise N**", or a "# Exercise N" comment in the code above the marker); the check cell is the first code
-    cell after the solution that calls ``check_answer`` / ``check_close`` / ``check_function`` or asserts, before the
-    next solution.
-    """
-    exercises: list[Exercise] = []
-    current = None
-    cells = nb.cells
-    for i, cell in enumerate(cells):
-        source = "".join(cell.source)
-        if cell.cell_type == "markdown":
-            found = _EXERCISE_RE.findall(source)
-            current = found[-1] if found else current
-            continue
-        if cell.cell_type != "code":
-            continue
-        try:
-            regions = solution_regions(source)
-        except ValueError as err:
-            raise ValueError(f"code cell {i}: {err}") from None
-        if not regions:
-            continue
-        found = _EXERCISE_RE.findall("\n".join(lines_of(source)[: regions[0][0]]))
-        current = found[-1] if found else current
-        label = f"Exercise {current}" if current else f"Exercise #{len(exercises) + 1}"
-        exercises.append(Exercise(label, i, None))
-    for n, ex in enumerate(exercises):
-        stop = exercises[n + 1].solution_cell if n + 1 < len(exercises) else len(cells)
-        for j in range(ex.solution_cell + 1, stop):
-            if cells[j].cell_type == "code" and _CHECK_RE.search("".join(cells[j].source)):
-                ex.check_cell = j
-                break
-    return exercises
-
-
-def clear_outputs(nb: NotebookNode) -> None:
-    """Remove every output, execution count and execution timing of ``nb``, in place (nbconvert's preprocessor)."""
-    ClearOutputPreprocessor(remove_metadata_fields={"collapsed", "scrolled", "execution"}).preprocess(nb, {})
-
-
-def without_hidden_tests(source: str) -> str:
-    """``source`` without its hidden-test regions (the marker lines included), as nbgrader releases a tests cell.
-
-    Raises ``ValueError`` for a region without its end marker or one inside another.
-    """
-    out, inside = [], False
-    for n, line in enumerate(lines_of(source), start=1):
-        if line.strip() == HIDDEN_BEGIN:
-            if inside:
-                raise ValueError(f"line {n}: '{HIDDEN_BEGIN}' inside a hidden-test region")
-            inside = True
-        elif line.strip() == HIDDEN_END:
-            if not inside:
-                raise ValueError(f"line {n}: '{HIDDEN_END}' without a '{HIDDEN_BEGIN}' before it")
-            inside = False
-        elif not inside:
-            out.append(line)
-    if inside:
-        raise ValueError(f"'{HIDDEN_BEGIN}' without an '{HIDDEN_END}' after it")
-    while out and not out[-1].strip():
-        out.pop()
-    return "\n".join(out)
-
-
-def set_variant(nb: NotebookNode, seed: int | str) -> bool:
-    """Write ``VARIANT = <seed>`` over the value of the notebook's ``VARIANT = ...`` line, in place (a comment after
-    it stays); False if the notebook has no such line.
-
-    A seed that reads as an int (``"7"``) is written as one, anything else (a student id) as a string.
-    """
-    value = int(seed) if isinstance(seed, str) and re.fullmatch(r"-?\d+", seed) else seed
-    found = False
-    for cell in nb.cells:
-        if cell.cell_type == "code" and VARIANT_RE.search("".join(cell.source)):
-            cell.source = VARIANT_RE.sub(lambda m: f"VARIANT = {value!r}{m.group(1) or ''}", "".join(cell.source), 1)
-            found = True
-    return found
 
 
 def student_notebook(
@@ -214,8 +104,6 @@ def convert(
         nb = nbformat.read(nb_path, as_version=4)
         try:
             if nbgrader:
-                from .nbgrader_source import nbgrader_notebook
-
                 new, exercises = nbgrader_notebook(nb, nb_path.stem, points=points)
                 if variant_seed is not None:
                     set_variant(new, variant_seed)
@@ -235,7 +123,7 @@ def convert(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.student",
+        prog="python -m course_lib.classroom.student",
         description="Write student versions of the course notebooks (solutions replaced by stubs, outputs cleared), "
         "or with --nbgrader the source versions for an nbgrader course.",
     )

@@ -2,7 +2,7 @@
 
 Shape legend: ``L`` number of queries (rows of a heatmap), ``S`` number of keys (columns).
 
-**Chinese labels.** :func:`plot_attention` draws every label with :func:`course_lib.fonts.font_family`, a
+**Chinese labels.** :func:`plot_attention` draws every label with :func:`course_lib.figures.fonts.font_family`, a
 fallback list that ends with the course's CJK font subset, so a label such as 猫 is drawn, not an empty box.
 
 No function here prints, shows a figure or changes ``rcParams`` outside a ``with`` block.

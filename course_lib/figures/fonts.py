@@ -19,7 +19,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-from .paths import DATA_DIR
+from ..paths import DATA_DIR
 
 __all__ = ["FONT_FAMILY", "FONT_SHA256", "cjk_fonts", "font_family", "font_path", "register_cjk_font"]
 

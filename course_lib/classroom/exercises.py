@@ -8,7 +8,7 @@ Three tools, each for one way a grade could be wrong:
   do not share answers. Checks recompute the expected answers from the numbers, never hold them as literals.
 - **Blocked shortcuts** (:func:`blocked`). An exercise whose point is to implement something is checked with the
   course's and PyTorch's functions that would do the work made unavailable: calling one raises
-  :class:`ShortcutError`. :func:`course_lib.checks.check_function` does this with its ``without=`` argument.
+  :class:`ShortcutError`. :func:`course_lib.classroom.checks.check_function` does this with its ``without=`` argument.
 - **Unanswered placeholders** (:func:`unanswered`). The student version replaces a value answer ``x = ...`` by
   ``x = unanswered("Exercise N: x")``, which raises ``NotImplementedError`` as soon as a check touches it.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from .validate import text
+from ..validate import text
 
 __all__ = [
     "ATTENTION_FUNCTIONS",

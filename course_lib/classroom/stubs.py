@@ -1,10 +1,10 @@
-"""How a solution region of a code cell becomes a stub in the student version (see :mod:`course_lib.student`).
+"""How a solution region of a code cell becomes a stub in the student version (see :mod:`course_lib.classroom.student`).
 
 A region lies between two lines that are exactly ``# BEGIN SOLUTION`` and ``# END SOLUTION`` (nbgrader's markers).
 Inside a function body the region becomes ``raise NotImplementedError("Exercise N: write the body of f")``; at the top
 level a ``def`` keeps its header and docstring with that ``raise`` as body, and every other name the region assigns
-becomes ``unanswered("Exercise N: name")``, a placeholder from :mod:`course_lib.checks` that raises as soon as a check
-touches it.
+becomes ``unanswered("Exercise N: name")``, a placeholder from :mod:`course_lib.classroom.exercises` that raises as
+soon as a check touches it.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def _top_level_stub(region: list[str], label: str) -> tuple[list[str], list[str]
     names = _bound_names(tree.body)
     if names:
         out = ["# YOUR ANSWER HERE: replace each unanswered(...) by your answer", *out]
-        out.append("from course_lib.checks import unanswered")
+        out.append("from course_lib.classroom.exercises import unanswered")
         out += [f'{name} = unanswered("{label}: {name}")' for name in names]
     elif defs:
         out = ["# YOUR CODE HERE", *out]

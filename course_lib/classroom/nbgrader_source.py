@@ -1,10 +1,10 @@
-"""nbgrader source versions of the notebooks, for lecturers (``python -m course_lib.student --nbgrader``).
+"""nbgrader source versions of the notebooks, for lecturers (``python -m course_lib.classroom.student --nbgrader``).
 
 The solutions stay; solution cells are tagged as nbgrader "autograded answer" cells and each exercise's check cell as
 an "autograder tests" cell, whose hidden tests (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``) nbgrader
 removes from the release and puts back to grade; prose that mentions nbgrader's markers is changed so that nbgrader
 does not take it for a region (a no-break space between the two words). The exercises are found as in
-:mod:`course_lib.student`.
+:mod:`course_lib.classroom.notebook`.
 
 Every other code cell is locked (read-only; nbgrader restores its source before grading), so that a submission cannot
 change the inputs, references or helper functions that its checks rely on. The one exception is the ``VARIANT = ...``
@@ -20,8 +20,8 @@ import re
 import nbformat
 from nbformat import NotebookNode
 
+from .notebook import HIDDEN_BEGIN, HIDDEN_END, VARIANT_RE, Exercise, clear_outputs, find_exercises
 from .stubs import lines_of, solution_regions
-from .student import HIDDEN_BEGIN, HIDDEN_END, VARIANT_RE, Exercise, clear_outputs, find_exercises
 
 __all__ = ["nbgrader_notebook"]
 

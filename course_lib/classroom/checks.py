@@ -7,9 +7,9 @@ sum to 1 over the wrong axis (softmax over the queries instead of the keys), a w
 (a mask not applied) or a zero where a weight was expected (a mask applied the wrong way round), a transposed
 result, NaN. Notebooks call these right after each exercise cell.
 
-The student version of a notebook (``python -m course_lib.student``) replaces a solution by a stub: a function
+The student version of a notebook (``python -m course_lib.classroom.student``) replaces a solution by a stub: a function
 body by ``raise NotImplementedError(...)``, a value answer ``x = ...`` by ``x = unanswered("Exercise N: x")``,
-a placeholder (:mod:`course_lib.exercises`) that raises ``NotImplementedError`` as soon as a check touches it.
+a placeholder (:mod:`course_lib.classroom.exercises`) that raises ``NotImplementedError`` as soon as a check touches it.
 An implement-it exercise is checked ``without=`` the library functions that would do its work.
 """
 
@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
-from .exercises import Unanswered, blocked, unanswered
-from .validate import integer, number
+from ..validate import integer, number
+from .exercises import Unanswered, blocked
 
-__all__ = ["Unanswered", "unanswered", "explain_difference", "check_answer", "check_close", "check_function"]
+__all__ = ["explain_difference", "check_answer", "check_close", "check_function"]
 
 
 def _raise_if_unanswered(*values: object) -> None:
@@ -238,8 +238,9 @@ def check_function(
     out the guesses at a cause, as in :func:`explain_difference`.
 
     ``without`` names library functions that ``fn`` may not call, e.g. ``("torch.softmax", "course_lib.split_heads")``
-    (:func:`course_lib.exercises.blocked`; the reference may): a call raises inside ``fn``, so the check fails and
-    says why. The message of a passed check lists them. A different ``seed`` draws other inputs (hidden tests).
+    (:func:`course_lib.classroom.exercises.blocked`; the reference may): a call raises inside ``fn``, so the check
+    fails and says why. The message of a passed check lists them. A different ``seed`` draws other inputs (hidden
+    tests).
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")

@@ -1,8 +1,8 @@
 """Benchmark ``course_lib.kernels.flash_attention`` against ``torch.nn.functional.scaled_dot_product_attention``.
 
-    python -m course_lib.kernels_bench                     # the course table: N = 1k … 16k, causal and not
-    python -m course_lib.kernels_bench --csv results.csv   # also write the rows as CSV
-    python -m course_lib.kernels_bench --explore           # time many tile configs one by one (tuning aid)
+    python -m course_lib.kernels.bench                     # the course table: N = 1k … 16k, causal and not
+    python -m course_lib.kernels.bench --csv results.csv   # also write the rows as CSV
+    python -m course_lib.kernels.bench --explore           # time many tile configs one by one (tuning aid)
 
 Every row keeps the total number of tokens B·H·N fixed (2^20 by default, H = 16), so each row moves the same
 amount of Q/K/V data and only the sequence length changes. Before anything is timed, the kernel's output is checked
@@ -20,56 +20,20 @@ import sys
 import torch
 import torch.nn.functional as F
 
-__all__ = ["attention_flops", "tflops", "main"]
+from .measure import TOLERANCE, attention_flops, check_correctness, inputs, tflops
+
+__all__ = ["TOLERANCE", "bench_row", "describe_device", "format_table", "main"]
 
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-TOLERANCE = 1e-2
-
-
-def attention_flops(B: int, H: int, N: int, D: int, causal: bool) -> float:
-    """FLOPs of one attention forward: Q Kᵀ and P V are each 2·N·N·D per head; causal does half the pairs."""
-    flops = 4 * B * H * N * N * D
-    return flops // 2 if causal else flops
-
-
-def tflops(flops: float, ms: float) -> float:
-    """Throughput in TFLOP/s of `flops` done in `ms` milliseconds."""
-    return flops / (ms * 1e-3) / 1e12
-
-
-def _rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
-
-
-def _inputs(B, H, N, D, dtype, seed=0):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    return [torch.randn(B, H, N, D, device="cuda", dtype=dtype, generator=g) for _ in range(3)]
-
-
-def check_correctness(q, k, v, causal, out, sdpa_out) -> tuple[float, float]:
-    """(error vs the float32 reference on the first heads, error vs SDPA); raises if either exceeds 1e-2."""
-    from course_lib.kernels import attention_reference
-
-    B, H, N, D = q.shape
-    heads = max(1, min(B * H, (1 << 27) // (N * N)))  # keep the N×N float32 score matrices ≤ 512 MiB
-    flat = [t.reshape(B * H, N, D)[:heads] for t in (q, k, v)]
-    err_ref = _rel_error(out.reshape(B * H, N, D)[:heads], attention_reference(*flat, causal=causal))
-    err_sdpa = _rel_error(out, sdpa_out)
-    if not (err_ref <= TOLERANCE and err_sdpa <= TOLERANCE):
-        raise AssertionError(
-            f"flash_attention is wrong at B={B} H={H} N={N} D={D} causal={causal}: relative error "
-            f"{err_ref:.2e} vs the float32 reference, {err_sdpa:.2e} vs SDPA (allowed {TOLERANCE:.0e})"
-        )
-    return err_ref, err_sdpa
 
 
 def bench_row(N, tokens, heads, D, dtype, causal, use_tma, warmup, rep) -> dict:
     import triton
 
-    from course_lib.kernels import best_config, flash_attention
+    from .launch import best_config, flash_attention
 
     B = max(1, tokens // (N * heads))
-    q, k, v = _inputs(B, heads, N, D, dtype, seed=N)
+    q, k, v = inputs(B, heads, N, D, dtype, seed=N)
     out = flash_attention(q, k, v, causal, use_tma=use_tma)  # first call: autotunes for this (N, D, causal)
     sdpa_out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     err_ref, err_sdpa = check_correctness(q, k, v, causal, out, sdpa_out)
@@ -128,7 +92,7 @@ def describe_device() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.kernels_bench",
+        prog="python -m course_lib.kernels.bench",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -173,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
 
-    from .kernels_tuning import explore, sdpa_backends  # tuning aids, in a module of their own
+    from .tuning import explore, sdpa_backends  # tuning aids, in a module of their own
 
     if args.sdpa_backends:
         for N in args.ns:
@@ -181,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 sdpa_backends(N, args.tokens, args.heads, args.head_dim, dtype, causal, args.warmup, args.rep)
 
     if args.explore:
-        from course_lib.kernels import tma_supported
+        from .launch import tma_supported
 
         tma_options = [False, True] if tma_supported() else [False]
         rows = []
