@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
     if not torch.cuda.is_available():
-        print("kernels_bench needs a CUDA GPU (the Triton interpreter is far too slow to time).", file=sys.stderr)
+        print(
+            "python -m course_lib.kernels.bench needs a CUDA GPU (the Triton interpreter is far too slow to time).",
+            file=sys.stderr,
+        )
         return 2
     import triton  # noqa: F401  (fail here, clearly, if it is missing)
 
