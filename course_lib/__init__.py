@@ -60,6 +60,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "decoder": ("DecoderBlock", "DecoderLM"),
     "generation": ("generate", "sample_next_token", "top_k_filter", "top_p_filter"),
     "paths": ("DATA_DIR", "NOTEBOOKS_DIR", "ROOT"),
+    "figures.fonts": ("cjk_fonts",),
     "figures.plot": ("plot_attention",),
     "figures.diagrams": (
         "architecture_families_diagram",
