@@ -126,6 +126,61 @@ def test_the_shared_name_lists_name_real_functions_and_block_them():
                 call()
 
 
+_X = torch.randn(2, 3, 4)
+_SOFTMAX_DOORS = {  # every way to PyTorch's softmax kernels that a list of names cannot close
+    "torch.ops.aten._softmax": lambda: torch.ops.aten._softmax(_X, -1, False),
+    "its overload .default": lambda: torch.ops.aten._softmax.default(_X, -1, False),
+    "torch._C._VariableFunctions.softmax": lambda: torch._C._VariableFunctions.softmax(_X, -1),
+    "torch._C.TensorBase.softmax": lambda: torch._C.TensorBase.softmax(_X, -1),
+    "_log_softmax, then exp": lambda: torch.ops.aten._log_softmax(_X, -1, False).exp(),
+    "the backward kernel called forward": lambda: torch.ops.aten._softmax_backward_data(_X, _X, -1, torch.float32),
+    "aten.logsumexp": lambda: _X - torch.ops.aten.logsumexp(_X, [-1], True),
+    "an alias taken before the check": (lambda sm=F.softmax: lambda: sm(_X, -1))(),
+}
+_ATTENTION_DOORS = {
+    "torch.ops.aten.scaled_dot_product_attention": lambda: torch.ops.aten.scaled_dot_product_attention(_X, _X, _X),
+    "torch._C._nn.scaled_dot_product_attention": lambda: torch._C._nn.scaled_dot_product_attention(_X, _X, _X),
+    "the CPU flash kernel": lambda: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        _X[None], _X[None], _X[None]
+    ),
+    "the math kernel": lambda: torch.ops.aten._scaled_dot_product_attention_math(_X, _X, _X),
+    "nn.MultiheadAttention": lambda: torch.nn.MultiheadAttention(4, 1, batch_first=True)(_X, _X, _X),
+}
+
+
+@pytest.mark.parametrize("door", sorted(_SOFTMAX_DOORS))
+def test_softmax_reached_by_any_door_is_blocked(door):
+    with blocked(cl.SOFTMAX_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
+        _SOFTMAX_DOORS[door]()
+    _SOFTMAX_DOORS[door]()  # and works again after the check
+
+
+@pytest.mark.parametrize("door", sorted(_ATTENTION_DOORS))
+def test_fused_attention_reached_by_any_door_is_blocked(door):
+    with blocked(cl.ATTENTION_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
+        _ATTENTION_DOORS[door]()
+
+
+def test_what_an_exercise_allows_still_runs_under_the_kernel_watch():
+    with blocked(cl.SOFTMAX_FUNCTIONS):  # softmax by hand: exp, sum, division
+        e = (_X - _X.amax(-1, keepdim=True)).exp()
+        by_hand = e / e.sum(-1, keepdim=True)
+    torch.testing.assert_close(by_hand, torch.softmax(_X, -1))
+    with blocked(cl.ATTENTION_FUNCTIONS):  # attention by hand may use softmax, and autograd runs inside
+        q = _X.clone().requires_grad_()
+        (torch.softmax(q @ _X.transpose(-2, -1) / 2, -1) @ _X).sum().backward()
+    assert q.grad is not None
+
+
+def test_check_function_fails_an_operator_shortcut_and_names_it():
+    def by_operator(s):
+        return torch.ops.aten._softmax(s, -1, False)
+
+    with pytest.raises(AssertionError, match=r"aten::_softmax \(the work of torch.softmax\) is not available"):
+        cl.check_function(by_operator, lambda s: torch.softmax(s, -1), lambda g: (torch.randn(2, 5, generator=g),),
+                          without=cl.SOFTMAX_FUNCTIONS)  # fmt: skip
+
+
 def test_blocked_reaches_copies_imported_by_other_course_modules():
     assert course_lib.efficient.scaled_dot_product_attention is cl.scaled_dot_product_attention  # imported by name
     with blocked(["course_lib.scaled_dot_product_attention"]):

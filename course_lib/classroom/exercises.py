@@ -7,8 +7,9 @@ Three tools, each for one way a grade could be wrong:
   value there (a student id, say), and every by-hand exercise then draws its own numbers from it, so two students
   do not share answers. Checks recompute the expected answers from the numbers, never hold them as literals.
 - **Blocked shortcuts** (:func:`blocked`). An exercise whose point is to implement something is checked with the
-  course's and PyTorch's functions that would do the work made unavailable: calling one raises
-  :class:`ShortcutError`. :func:`course_lib.classroom.checks.check_function` does this with its ``without=`` argument.
+  course's and PyTorch's functions that would do the work made unavailable: calling one, by its name or by any other
+  door to the same operators of PyTorch's dispatcher, raises :class:`ShortcutError`.
+  :func:`course_lib.classroom.checks.check_function` does this with its ``without=`` argument.
 - **Unanswered placeholders** (:func:`unanswered`). The student version replaces a value answer ``x = ...`` by
   ``x = unanswered("Exercise N: x")``, which raises ``NotImplementedError`` as soon as a check touches it.
 """
@@ -25,6 +26,7 @@ from typing import Any
 import torch
 
 from ..validate import text
+from .reach import Reaches, ShortcutError, kernels_of
 
 __all__ = [
     "ATTENTION_FUNCTIONS",
@@ -94,10 +96,6 @@ def variant_numbers(variant: int | str | None, exercise: str, default: Any, draw
 
 
 # ---------------------------------------------------------------- blocked shortcuts
-
-
-class ShortcutError(RuntimeError):
-    """Raised by a function that an exercise's check made unavailable (see :func:`blocked`)."""
 
 
 def _resolve(dotted: str) -> tuple[object, str]:
@@ -176,7 +174,9 @@ def blocked(
             (``def f(x, g=cl.split_heads)``) or their closures is blocked there too.
 
     Also blocked: the same object under any name in a module of ``course_lib`` (the module that defines it, and
-    modules that imported it, such as ``course_lib.multihead.split_heads`` for ``course_lib.split_heads``).
+    modules that imported it, such as ``course_lib.multihead.split_heads`` for ``course_lib.split_heads``), and,
+    while the block runs, the object called by any other name and the operators that do its work, reached by any
+    path (``torch.ops.aten._softmax`` for ``torch.softmax``; :mod:`course_lib.classroom.reach`).
     Everything is restored on exit, also after an error. Yields the names blocked (each once).
     """
     if isinstance(names, str):
@@ -209,7 +209,8 @@ def blocked(
             if any(id(v) in originals for v in items):  # by identity: == on tensors is elementwise
                 saved.append((holder, attr, True, value))
                 setattr(holder, attr, _replaced(value, originals, who))
-        yield tuple(names)
+        with Reaches(originals, kernels_of(names), who):  # the doors without a name (see course_lib.classroom.reach)
+            yield tuple(names)
     finally:
         for owner, attr, was_own, original in reversed(saved):
             if isinstance(owner, dict):
