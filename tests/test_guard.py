@@ -33,6 +33,7 @@ TAMPERING = {
     "inside a function": "def answer():\n    cl.check_answer = print\n    return 1\nx = answer()",
     "get_ipython": "get_ipython().run_cell('cl = None')",
     "a magic that runs code": "%run other.py",
+    "VARIANT rebound (another student's numbers)": "VARIANT = 's7654321'",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -71,7 +72,7 @@ def test_a_flagged_cell_fails_every_test_after_it_and_says_why():
         _graded_cell("cl.check_answer(b, 2)", grade=True, locked=True),
         _graded_cell("cl.check_answer(c, 3)", grade=True, locked=True),
     ]
-    nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1234567"}})
+    nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "s1234567"}})  # as nbconvert calls it: enabled
     assert nb.cells[1].source.startswith("VARIANT = 's1234567'")  # the grader's id, not what was typed
     assert nb.cells[3].source == "cl.check_answer(a, 1)"  # before the tampering: graded as usual
     for cell in nb.cells[5:]:
@@ -87,3 +88,13 @@ def test_no_reference_answer_of_the_course_is_flagged(nb_path):
     changed = [i for i, c in enumerate(nb.cells) if c.source != sources[i]]
     assert all(nb.cells[i].source.startswith("VARIANT = 's1'") for i in changed), "only the VARIANT cell changes"
     assert len(changed) == any("VARIANT = " in s for s in sources)
+
+
+def test_the_guard_runs_right_after_nbgrader_puts_the_locked_cells_back():
+    pytest.importorskip("nbgrader")
+    from nbgrader.preprocessors import CheckCellMetadata, OverwriteCells
+
+    from course_lib.classroom.guard import sanitize_preprocessors
+
+    steps = sanitize_preprocessors()
+    assert steps[steps.index(OverwriteCells) + 1] is GuardSubmission and steps[-1] is CheckCellMetadata

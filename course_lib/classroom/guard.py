@@ -23,15 +23,25 @@ import ast
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
+from traitlets import Bool
 
 from .notebook import VARIANT_RE
 
-__all__ = ["GuardSubmission", "bound_names", "tampering"]
+__all__ = ["GuardSubmission", "bound_names", "sanitize_preprocessors", "tampering"]
 
 _INDIRECTION = {"setattr", "delattr", "globals", "vars", "locals", "exec", "eval", "compile", "__import__",
                 "get_ipython", "__builtins__", "builtins", "importlib", "sys"}  # fmt: skip
 _DUNDERS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__class__"}
-_CHECKERS = {"cl", "course_lib", "check_answer", "check_close", "check_function", "explain_difference", "torch"}
+_CHECKERS = {
+    "cl",
+    "course_lib",
+    "check_answer",
+    "check_close",
+    "check_function",
+    "explain_difference",
+    "torch",
+    "VARIANT",
+}
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:
@@ -122,6 +132,8 @@ def tampering(source: str, protected: set[str], modules: set[str]) -> list[str]:
 class GuardSubmission(Preprocessor):
     """nbgrader autograde step: flag tampering before the notebook runs, and write the student's id as VARIANT."""
 
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         student = str(resources.get("nbgrader", {}).get("student", ""))
         protected: set[str] = set()
@@ -158,6 +170,20 @@ class GuardSubmission(Preprocessor):
 
 
 _HARMLESS_MAGICS = {"time", "timeit", "matplotlib"}
+
+
+def sanitize_preprocessors() -> list:
+    """nbgrader's sanitizing steps of autograde with :class:`GuardSubmission` after ``OverwriteCells`` (which puts
+    back the locked cells and hidden tests); for ``nbgrader_config.py``::
+
+        from course_lib.classroom.guard import sanitize_preprocessors
+        c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
+    """
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.preprocessors import OverwriteCells
+
+    steps = list(Autograde.class_traits()["sanitize_preprocessors"].default())
+    return [*steps[: steps.index(OverwriteCells) + 1], GuardSubmission, *steps[steps.index(OverwriteCells) + 1 :]]
 
 
 def _harmless_magics(tree: ast.AST) -> set[int]:
