@@ -4,7 +4,7 @@ student's own numbers written as VARIANT."""
 import nbformat
 import pytest
 
-from course_lib.classroom.guard import GuardSubmission, bound_names, tampering
+from course_lib.classroom.guard import GuardSubmission, RestoreHiddenTests, bound_names, tampering
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
 from course_lib.paths import NOTEBOOKS_DIR
 
@@ -97,4 +97,5 @@ def test_the_guard_runs_right_after_nbgrader_puts_the_locked_cells_back():
     from course_lib.classroom.guard import sanitize_preprocessors
 
     steps = sanitize_preprocessors()
-    assert steps[steps.index(OverwriteCells) + 1] is GuardSubmission and steps[-1] is CheckCellMetadata
+    at = steps.index(OverwriteCells)
+    assert steps[at - 1] is RestoreHiddenTests and steps[at + 1] is GuardSubmission and steps[-1] is CheckCellMetadata

@@ -25,9 +25,9 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from .notebook import VARIANT_RE
+from .notebook import VARIANT_RE, without_hidden_tests
 
-__all__ = ["GuardSubmission", "bound_names", "sanitize_preprocessors", "tampering"]
+__all__ = ["GuardSubmission", "RestoreHiddenTests", "bound_names", "sanitize_preprocessors", "tampering"]
 
 _INDIRECTION = {"setattr", "delattr", "globals", "vars", "locals", "exec", "eval", "compile", "__import__",
                 "get_ipython", "__builtins__", "builtins", "importlib", "sys"}  # fmt: skip
@@ -183,7 +183,34 @@ def sanitize_preprocessors() -> list:
     from nbgrader.preprocessors import OverwriteCells
 
     steps = list(Autograde.class_traits()["sanitize_preprocessors"].default())
-    return [*steps[: steps.index(OverwriteCells) + 1], GuardSubmission, *steps[steps.index(OverwriteCells) + 1 :]]
+    at = steps.index(OverwriteCells)
+    return [*steps[:at], RestoreHiddenTests, OverwriteCells, GuardSubmission, *steps[at + 1 :]]
+
+
+class RestoreHiddenTests(Preprocessor):
+    """nbgrader autograde step before ``OverwriteCells``: a test cell handed in exactly as released (its hidden tests
+    removed) gets its hidden tests back here, silently. ``OverwriteCells`` would put them back too, but with a
+    "checksum has changed!" warning for every test cell of every submission: noise that would hide the one warning
+    that matters, a locked cell a student really changed (still reported)."""
+
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        from nbgrader.api import Gradebook, MissingEntry
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            for cell in nb.cells:
+                meta = cell.metadata.get("nbgrader", {})
+                if cell.cell_type != "code" or not (meta.get("grade") and meta.get("locked")):
+                    continue
+                try:
+                    source = gradebook.find_source_cell(meta["grade_id"], info["notebook"], info["assignment"]).source
+                except MissingEntry:
+                    continue
+                if without_hidden_tests(source) == cell.source:
+                    cell.source = source
+        return nb, resources
 
 
 def _harmless_magics(tree: ast.AST) -> set[int]:

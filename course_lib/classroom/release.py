@@ -1,0 +1,75 @@
+"""An nbgrader course set up the course's way: named stubs in the release, the guard in autograde, one call.
+
+nbgrader's release replaces every solution region by a bare ``raise NotImplementedError()``, so a student would have
+to read a locked cell to learn what to define. Two steps around nbgrader's ``ClearSolutions`` give the release the
+stubs of the course's student version instead (:func:`course_lib.classroom.stubs.stub_source`):
+``J_ex1 = unanswered("Exercise 1: J_ex1")``, ``raise NotImplementedError("Exercise 2: write the body of
+softmax_backward")``. :func:`configure` sets them up in an ``nbgrader_config.py`` together with the autograde guard
+(:mod:`course_lib.classroom.guard`) and a cell timeout long enough for the training cells::
+
+    from course_lib.classroom.release import configure
+
+    configure(get_config())
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+from traitlets import Bool
+
+from .guard import sanitize_preprocessors
+from .notebook import find_exercises
+from .stubs import stub_source
+
+__all__ = ["NamedStubs", "StashStubs", "configure", "generate_preprocessors"]
+
+_KEY = "course_named_stubs"  # where the stubs wait in nbconvert's resources, by cell id, while nbgrader clears
+
+
+class StashStubs(Preprocessor):
+    """Before ``ClearSolutions``: work out each answer cell's named stub while the solution is still there."""
+
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        stubs = resources.setdefault(_KEY, {})
+        for ex in find_exercises(nb):
+            cell = nb.cells[ex.solution_cell]
+            if cell.get("id") and cell.metadata.get("nbgrader", {}).get("solution"):
+                stubs[cell["id"]] = stub_source(cell.source, ex.label)[0]
+        return nb, resources
+
+
+class NamedStubs(Preprocessor):
+    """After ``ClearSolutions``: each answer cell gets the named stub :class:`StashStubs` worked out."""
+
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        stubs = resources.get(_KEY, {})
+        for cell in nb.cells:
+            if cell.get("id") in stubs:
+                cell.source = stubs[cell["id"]]
+        return nb, resources
+
+
+def generate_preprocessors() -> list:
+    """nbgrader's steps of ``generate_assignment`` with :class:`StashStubs` and :class:`NamedStubs` around
+    ``ClearSolutions`` (before the checksums are computed, so the release's checksums are those of its stubs)."""
+    from nbgrader.converters.generate_assignment import GenerateAssignment
+    from nbgrader.preprocessors import ClearSolutions
+
+    steps = list(GenerateAssignment.class_traits()["preprocessors"].default())
+    at = steps.index(ClearSolutions)
+    return [*steps[:at], StashStubs, ClearSolutions, NamedStubs, *steps[at + 1 :]]
+
+
+def configure(c: Any, *, timeout: int = 600) -> None:
+    """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde, and a cell
+    timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the training cells)."""
+    c.GenerateAssignment.preprocessors = generate_preprocessors()
+    c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
+    c.Execute.timeout = timeout
