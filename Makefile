@@ -8,9 +8,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.course-installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
-# Strict nbval compares stored CPU outputs, so the strict run always computes on the CPU.
-# One BLAS/OpenMP thread: the course's models are tiny, and spinning threads only contend for the cores.
-NBVAL_ENV := env -u MPLBACKEND COURSE_DEVICE=cpu PYTHONHASHSEED=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# The environment of every strict nbval run (CPU, PYTHONHASHSEED=0, one BLAS/OpenMP thread, MPLBACKEND unset), as an
+# `env` prefix: defined once, in tools/nbval_env.py (standard library only, so the system Python reads it).
+NBVAL_ENV := $(shell $(PYTHON) -m tools.nbval_env)
+ifeq ($(NBVAL_ENV),)
+$(error $(PYTHON) -m tools.nbval_env printed nothing: run make from the repository root with Python 3 as $$PYTHON)
+endif
 NBVAL_FLAGS := --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
 # Two notebooks at a time (pytest-xdist); loadscope keeps each notebook's cells on one worker, in order.
 NBVAL_PARALLEL := -n 2 --dist loadscope
@@ -20,7 +23,7 @@ NBVAL_PARALLEL := -n 2 --dist loadscope
 help:
 	@echo "make lab        JupyterLab on notebooks/00_start_here.ipynb (sets up .venv on first use)"
 	@echo "make test       unit tests + strict nbval over every notebook and every core path (CPU)"
-	@echo "make test-portable  strict nbval under several CPU profiles (tools/portability.py): outputs that hold anywhere"
+	@echo "make test-portable  strict nbval under several CPU profiles (tools.portability): outputs that hold anywhere"
 	@echo "make test-grading   nbgrader end to end: every notebook as an assignment, three submissions graded (slow)"
 	@echo "make test-oldest    unit tests + the notebooks' checks with the oldest versions pyproject.toml allows"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
@@ -49,12 +52,12 @@ test-unit: $(STAMP)
 test-notebooks: $(STAMP)
 	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) notebooks -q
 
-# Each notebook's core path (its cells without the deep dives, tools/sections.py) runs on its own in a fresh kernel
-# and prints what the whole notebook printed: a lecturer who runs only the core sees the numbers of the text.
+# Each notebook's core path (its cells without the deep dives, python -m tools.sections) runs on its own in a fresh
+# kernel and prints what the whole notebook printed: a lecturer who runs only the core sees the numbers of the text.
 CORE_PATHS := build/core-paths
 test-core-paths: $(STAMP)
 	rm -rf $(CORE_PATHS)
-	$(BIN)/python tools/sections.py --core-paths $(CORE_PATHS) $(NOTEBOOKS)
+	$(BIN)/python -m tools.sections --core-paths $(CORE_PATHS) $(NOTEBOOKS)
 	$(NBVAL_ENV) $(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) $(CORE_PATHS) -q
 
 # The stored outputs must be what any CPU computes: strict nbval again under profiles that make this machine compute
@@ -65,7 +68,7 @@ test-core-paths: $(STAMP)
 PORTABLE_PROFILES ?= avx512,avx2,scalar,rounding1,rounding2,busy
 PORTABLE_NOTEBOOKS ?= $(NOTEBOOKS)
 test-portable: $(STAMP)
-	$(BIN)/python tools/portability.py --profiles $(PORTABLE_PROFILES) $(PORTABLE_NOTEBOOKS)
+	$(BIN)/python -m tools.portability --profiles $(PORTABLE_PROFILES) $(PORTABLE_NOTEBOOKS)
 
 # nbgrader end to end (tests/test_grading.py): each notebook becomes an nbgrader assignment, and a reference, an
 # unchanged and a library-shortcut submission are autograded and scored per exercise. Each notebook runs three times,
@@ -79,14 +82,14 @@ test-grading: $(GRADING_STAMP)
 	COURSE_GRADING=1 $(NBVAL_ENV) $(BIN)/python -m pytest tests/test_grading.py -n 2 -q -rs
 
 # Every lower bound in pyproject.toml is tested: the oldest Python the course supports (3.10) with the oldest version
-# of every dependency (tools/oldest_requirements.py pins each `>=` floor), then the unit tests and the notebooks'
+# of every dependency (python -m tools.oldest_requirements pins each `>=` floor), then the unit tests and the notebooks'
 # asserts (lax nbval: stored digits come from newer versions). Downloads about 3 GB the first time.
 PYTHON_OLDEST ?= python3.10
 OLDEST := .venv-oldest
 test-oldest:
 	@test -x $(OLDEST)/bin/python || $(PYTHON_OLDEST) -m venv $(OLDEST)
 	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
-	$(OLDEST)/bin/python tools/oldest_requirements.py --extras dev > $(OLDEST)/oldest-requirements.txt
+	$(OLDEST)/bin/python -m tools.oldest_requirements --extras dev > $(OLDEST)/oldest-requirements.txt
 	$(OLDEST)/bin/python -m pip install --quiet -r $(OLDEST)/oldest-requirements.txt
 	$(OLDEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(OLDEST)/bin/python -m pip list --format=freeze > $(OLDEST)/installed.txt
@@ -117,8 +120,8 @@ clean:
 student: $(STAMP)
 	$(BIN)/python -m course_lib.classroom.student notebooks --out student $(if $(VARIANT_SEED),--variant-seed "$(VARIANT_SEED)")
 
-# The book and the real-browser test (tools/build_book.py, tests/e2e/). Their tools are the extras "book" (Sphinx,
-# MyST-NB, Sphinx Book Theme, and MathJax and reveal.js from PyPI) and "e2e" (Playwright, which drives Debian's
+# The book and the real-browser test (python -m tools.build_book, tests/e2e/). Their tools are the extras "book"
+# (Sphinx, MyST-NB, Sphinx Book Theme, and MathJax and reveal.js from PyPI) and "e2e" (Playwright, which drives Debian's
 # Chromium: `apt-get install chromium`, or tools/ensure_chromium.sh; it never downloads a browser).
 BOOK_STAMP := $(VENV)/.course-book-installed
 E2E_STAMP  := $(VENV)/.course-e2e-installed
@@ -133,7 +136,7 @@ $(E2E_STAMP): $(BOOK_STAMP) pyproject.toml
 	@touch $@
 
 book: $(BOOK_STAMP)
-	$(BIN)/python tools/build_book.py
+	$(BIN)/python -m tools.build_book
 
 # The book's own checks that need no browser (no Sphinx warning, no CDN link): run where Chromium is missing too.
 book-check: book

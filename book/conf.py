@@ -1,19 +1,15 @@
 """Sphinx configuration of the course book (Sphinx + MyST-NB + Sphinx Book Theme: the Jupyter Book 1 stack).
 
-Do not run sphinx-build on this directory yourself: `make book` (tools/build_book.py) stages the source tree in
-build/book_src and calls `sphinx-build -c book build/book_src build/html`.
+Do not run sphinx-build on this directory yourself: `make book` (python -m tools.build_book) stages the source tree
+in build/book_src and runs `python -m sphinx -c book build/book_src build/html` in the repository root, where
+`tools` is importable.
 """
 
-import importlib.util
-
 from course_lib import __version__
-from course_lib.paths import BRANCH, REPOSITORY_URL, ROOT
+from course_lib.paths import BRANCH, REPOSITORY_URL
 
-# tools/build_book.py stages the book and owns the settings both it and Sphinx need: load it by its path.
-_spec = importlib.util.spec_from_file_location("build_book", ROOT / "tools" / "build_book.py")
-build_book = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build_book)
-CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT = build_book.CJK_FONT, build_book.MATHJAX_CONFIG, build_book.MATHJAX_SCRIPT
+# tools.build_book stages the book and owns the settings both it and Sphinx need.
+from tools.build_book import CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT
 
 project = "Self-Attention from the Ground Up"
 author = "the course authors"
@@ -26,7 +22,7 @@ root_doc = "index"
 
 # The notebooks are shown with their stored outputs: CI re-executes them and compares (strict nbval).
 nb_execution_mode = "off"
-nb_ipywidgets_js = {}  # no widget JavaScript from a CDN: tools/build_book.py makes widget outputs static HTML
+nb_ipywidgets_js = {}  # no widget JavaScript from a CDN: tools.build_book makes widget outputs static HTML
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image"]
 myst_heading_anchors = 3

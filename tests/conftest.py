@@ -1,26 +1,12 @@
-"""Shared fixtures: every device-aware test runs on the CPU and on each accelerator present; `load_tool` loads a
-script of tools/ (they are scripts, not a package) by its path."""
+"""Shared fixtures: every device-aware test runs on the CPU and on each accelerator present. (The tests import the
+course's tools as the package they are, `from tools import sections`: pytest puts the repository root on sys.path,
+pyproject.toml's `pythonpath`.)"""
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
 
 import pytest
 import torch
-
-from course_lib.paths import ROOT
-
-
-def load_tool(name: str) -> ModuleType:
-    """tools/<name>.py as a module (registered in sys.modules: dataclasses look their module up)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def available_devices() -> list[str]:

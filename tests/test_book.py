@@ -1,4 +1,4 @@
-"""The Colab cell of every notebook (tools/colab_cell.py) and the book builder's pure helpers (tools/build_book.py).
+"""The Colab cell of every notebook (tools.colab_cell) and the book builder's pure helpers (tools.build_book).
 
 These run in `make test` with the dev extra only: no Sphinx, no browser. The build itself and the pages in a real
 browser are tested by `make e2e` (tests/e2e/).
@@ -15,12 +15,9 @@ from unittest import mock
 
 import nbformat
 import pytest
-from conftest import load_tool
 
 from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR, ROOT
-
-build_book = load_tool("build_book")
-colab_cell = load_tool("colab_cell")
+from tools import build_book, colab_cell
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
@@ -31,7 +28,7 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[nb.name for nb in NOTEBOOKS])
 def test_every_notebook_starts_with_the_colab_cell(nb):
     problems = colab_cell.check(nbformat.read(nb, as_version=4))
-    assert not problems, f"{nb.name}: {'; '.join(problems)} -> python tools/colab_cell.py {nb.relative_to(ROOT)}"
+    assert not problems, f"{nb.name}: {'; '.join(problems)} -> python -m tools.colab_cell {nb.relative_to(ROOT)}"
 
 
 def toy_notebook(*cells):
@@ -73,7 +70,7 @@ def test_apply_moves_updates_and_deduplicates():
     stale.metadata["execution"] = {"iopub.status.idle": "2026-01-01"}  # nbconvert's timings may stay
     stale.execution_count = 1
     nb = toy_notebook(md("# T"), stale, code("import torch"))
-    assert colab_cell.check(nb) == ["its Colab cell's source differs from tools/colab_cell.py's (run the tool)"]
+    assert colab_cell.check(nb) == ["its Colab cell's source differs from what tools.colab_cell writes (run it)"]
     updated, what = colab_cell.apply(nb)
     assert what == "updated" and colab_cell.check(updated) == []
     assert updated.cells[1].execution_count == 1, "an update keeps the cell's place and execution count"

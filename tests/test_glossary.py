@@ -1,7 +1,7 @@
 """The bilingual glossary and its links: well-formed entries, every term linked at its first use in each notebook.
 
-When a notebook is added or edited, `python tools/glossary_links.py` links new first uses and
-`python tools/glossary_links.py --write-first-use` updates the glossary's "First used in".
+When a notebook is added or edited, `python -m tools.glossary_links` links new first uses and
+`python -m tools.glossary_links --write-first-use` updates the glossary's "First used in".
 """
 
 import copy
@@ -9,11 +9,9 @@ import re
 
 import nbformat
 import pytest
-from conftest import load_tool
 
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
-
-glossary_links = load_tool("glossary_links")
+from tools import glossary_links
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 IDS = [nb.name for nb in NOTEBOOKS]
@@ -78,7 +76,7 @@ def test_every_glossary_term_is_linked_at_its_first_use(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
     problems = glossary_links.unlinked_first_uses(nb, ENTRIES)
     assert not problems, (
-        f"{nb_path.name}: glossary terms not linked at their first use (run `python tools/glossary_links.py "
+        f"{nb_path.name}: glossary terms not linked at their first use (run `python -m tools.glossary_links "
         f"{nb_path.relative_to(ROOT)}`):\n" + "\n".join(problems)
     )
 
@@ -87,7 +85,7 @@ def test_first_used_in_matches_the_notebooks():
     found = glossary_links.first_use_table(NOTEBOOKS, ENTRIES)
     wrong = [f"{e.term}: glossary says {e.first}, notebooks {found[e.slug]}" for e in ENTRIES
              if e.slug in found and found[e.slug] != e.first]  # fmt: skip
-    assert not wrong, "run `python tools/glossary_links.py --write-first-use`:\n" + "\n".join(wrong)
+    assert not wrong, "run `python -m tools.glossary_links --write-first-use`:\n" + "\n".join(wrong)
 
 
 def test_readme_links_the_glossary():

@@ -28,11 +28,8 @@ import nbformat
 import pytest
 
 from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant
-from course_lib.paths import NOTEBOOKS_DIR, ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-from exercise_check import (  # noqa: E402
-    GRADING_ENV,
+from course_lib.paths import NOTEBOOKS_DIR
+from tools.exercise_check import (
     answer_strings,
     answers_cell,
     cell_errors,
@@ -44,6 +41,7 @@ from exercise_check import (  # noqa: E402
     solution_code,
     value_answers,
 )
+from tools.nbval_env import nbval_environ
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 STUDENTS = ("reference", "unchanged", "shortcut")
@@ -58,8 +56,7 @@ needs_grading = pytest.mark.skipif(
 
 
 def nbgrader(root: Path, *args: str) -> None:
-    env = {**os.environ, **GRADING_ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    env.pop("MPLBACKEND", None)
+    env = {**nbval_environ(os.environ), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force"], cwd=root, env=env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

@@ -1,18 +1,70 @@
-"""The tools behind issue 16's checks: tools/portability.py (strict nbval under CPU profiles) and
-tools/oldest_requirements.py (the oldest versions pyproject.toml allows)."""
+"""The tools behind issue 16's checks: tools.portability (strict nbval under CPU profiles), tools.oldest_requirements
+(the oldest versions pyproject.toml allows), and tools.nbval_env, the one environment of every strict nbval run."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
-from conftest import load_tool
 
 from course_lib.paths import ROOT
+from tools import exercise_check, nbval_env, portability
+from tools import oldest_requirements as oldest
 
-portability = load_tool("portability")
-oldest = load_tool("oldest_requirements")
+# A shell that would compute otherwise: on a GPU, many threads, matplotlib's Agg backend (inline figures vanish).
+OTHER_SHELL = {**os.environ, "COURSE_DEVICE": "cuda", "OMP_NUM_THREADS": "8", "MPLBACKEND": "Agg"}
+STRICT = {"COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def test_the_nbval_environment_is_the_strict_runs():
+    env = nbval_env.nbval_environ(OTHER_SHELL)
+    assert {name: env[name] for name in STRICT} == STRICT and "MPLBACKEND" not in env
+    assert env["PATH"] == os.environ["PATH"], "everything else stays as it was"
+    assert nbval_env.env_prefix() == (
+        "env -u MPLBACKEND COURSE_DEVICE=cpu PYTHONHASHSEED=0 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
+    )
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_test_runs_nbval_in_that_environment():
+    """The Makefile's NBVAL_ENV, as its nbval commands see it (read by the system Python from tools/nbval_env.py)."""
+    recipe = "nbval-env-probe:\n\t@$(NBVAL_ENV) env -0"
+    cmd = ["make", "-s", "--no-print-directory", "--eval", recipe, "nbval-env-probe"]
+    done = subprocess.run(cmd, cwd=ROOT, env=OTHER_SHELL, capture_output=True, text=True, check=True)
+    seen = dict(item.split("=", 1) for item in done.stdout.split("\0") if "=" in item)
+    names = [*STRICT, *nbval_env.UNSET]
+    assert {n: seen.get(n) for n in names} == {n: nbval_env.nbval_environ(OTHER_SHELL).get(n) for n in names}
+
+
+def test_portability_and_the_graders_run_nbval_in_that_environment(tmp_path, monkeypatch):
+    """Every portability profile starts from it (native adds nothing), and the grader's kernels get it."""
+    seen = {}
+
+    def fake_run(cmd, env, **kwargs):
+        seen["portability"] = env
+
+    class FakeClient:
+        def __init__(self, nb, **kwargs):
+            pass
+
+        def execute(self, **kwargs):
+            seen["exercise_check"] = kwargs["env"]
+
+    for name in ("COURSE_DEVICE", "OMP_NUM_THREADS", "MPLBACKEND"):
+        monkeypatch.setenv(name, OTHER_SHELL[name])
+    monkeypatch.setattr(portability.subprocess, "run", fake_run)
+    monkeypatch.setattr("nbclient.NotebookClient", FakeClient)
+    native = next(p for p in portability.PROFILES if p.name == "native")
+    portability.run_profile(native, ["notebooks/00_start_here.ipynb"], 1, tmp_path)
+    exercise_check.execute(None, str(tmp_path))
+    expected = nbval_env.nbval_environ(os.environ)
+    assert {name: expected[name] for name in STRICT} == STRICT and "MPLBACKEND" not in expected
+    assert seen == {"portability": expected, "exercise_check": expected}
+    scalar = next(p for p in portability.PROFILES if p.name == "scalar")
+    portability.run_profile(scalar, ["notebooks/00_start_here.ipynb"], 1, tmp_path)
+    assert seen["portability"] == {**expected, **scalar.env}
 
 
 def test_profiles_cover_what_the_issue_asks_for():

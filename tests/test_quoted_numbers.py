@@ -3,11 +3,10 @@ promise "every number you read was produced by the code above it", checked."""
 
 import nbformat
 import pytest
-from conftest import load_tool
 
 from course_lib.paths import NOTEBOOKS_DIR
+from tools import quoted_numbers
 
-quoted_numbers = load_tool("quoted_numbers")
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 

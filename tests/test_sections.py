@@ -8,12 +8,10 @@ import re
 
 import nbformat
 import pytest
-from conftest import load_tool
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from course_lib.paths import NOTEBOOKS_DIR
-
-sections = load_tool("sections")
+from tools import sections
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
@@ -100,7 +98,7 @@ def test_core_path_removes_the_deep_dives():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_shaped_notebook_has_badges_tags_times_and_a_deck(path):
     nb = nbformat.read(path, as_version=4)
-    assert sections.is_sectioned(nb), f"{path.name} has no section badges (tools/sections.py)"
+    assert sections.is_sectioned(nb), f"{path.name} has no section badges (python -m tools.sections)"
     problems = sections.check(nb) + sections.slide_problems(nb)
     assert problems == [], f"{path.name}: " + "; ".join(problems)
 

@@ -1,6 +1,6 @@
 """Build the course book (a static HTML site) and reveal.js slides from the executed notebooks.
 
-    python tools/build_book.py                 # -> build/html/index.html, build/html/slides/NN_name.slides.html
+    python -m tools.build_book                 # -> build/html/index.html, build/html/slides/NN_name.slides.html
 
 It works offline and never re-executes a notebook: the book shows the outputs stored in the notebooks, which CI
 re-computes and compares with strict nbval. Steps:
@@ -35,6 +35,7 @@ from markdown_it import MarkdownIt
 from nbconvert.preprocessors import TagRemovePreprocessor
 
 from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
+from tools import sections
 
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
 GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists
@@ -317,22 +318,10 @@ def book_notebook(nb: dict, notebook: str) -> dict:
     return nb
 
 
-def _sibling_tool(name: str):
-    """tools/<name>.py as a module (build_book runs as a script and is loaded from its path by the tests)."""
-    import importlib.util
-
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 def slides_notebook(nb: dict) -> dict:
-    """The deck of a notebook. A notebook shaped into core and deep dives (tools/sections.py) gives the cells its
+    """The deck of a notebook. A notebook shaped into core and deep dives (tools.sections) gives the cells its
     author marked with ``slideshow`` metadata, its other core prose as speaker notes, and code cells tagged
     ``slide-output-only`` without their code; a notebook not yet shaped, every cell (a slide per section)."""
-    sections = _sibling_tool("sections")
     nb = remove_tagged_cells(static_widgets(nb))
     if not sections.is_sectioned(nb):
         return slide_types(nb)
@@ -417,11 +406,12 @@ def copy_vendor(out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.build_book", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "html")
     parser.add_argument("--src", type=Path, default=ROOT / "build" / "book_src")
     parser.add_argument("--no-slides", action="store_true")
     args = parser.parse_args(argv)
+    args.out, args.src = args.out.resolve(), args.src.resolve()  # Sphinx runs in the repository root
     t0 = time.perf_counter()
     vendor_dirs()  # fail early when the book extra is not installed
     notebooks = stage(args.src)
@@ -433,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(BOOK_DIR), str(args.src), str(args.out)]
     warnings = args.out.parent / "book-warnings.txt"
     cmd += ["-w", str(warnings)]
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, cwd=ROOT)  # from the root, book/conf.py imports tools.build_book as we do
     copy_vendor(args.out)
     if not args.no_slides:
         build_slides(notebooks, args.out)

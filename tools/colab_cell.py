@@ -6,9 +6,9 @@ fails. The cell this tool writes clones the repository (URL and branch from ``co
 it does nothing and prints nothing (strict nbval compares outputs), and the book and the slides drop it (tag
 ``remove-cell``).
 
-    python tools/colab_cell.py                          # every notebooks/NN_*.ipynb
-    python tools/colab_cell.py notebooks/04_*.ipynb     # some of them
-    python tools/colab_cell.py --check                  # exit 1 if a notebook lacks the exact cell
+    python -m tools.colab_cell                          # every notebooks/NN_*.ipynb
+    python -m tools.colab_cell notebooks/04_*.ipynb     # some of them
+    python -m tools.colab_cell --check                  # exit 1 if a notebook lacks the exact cell
 
 A notebook that gets the cell for the first time must be re-executed top to bottom (``make execute``), since the
 execution counts of the code cells after it shift by one. Updating the text of an existing cell (e.g. after a
@@ -113,7 +113,7 @@ def check(nb, source: str | None = None) -> list[str]:
     else:
         cell = nb.cells[first]
         if "".join(cell.source) != wanted.source:
-            problems.append("its Colab cell's source differs from tools/colab_cell.py's (run the tool)")
+            problems.append("its Colab cell's source differs from what tools.colab_cell writes (run it)")
         if not metadata_ok(cell) or cell.get("id") != CELL_ID:
             problems.append(f"its Colab cell must have id {CELL_ID!r}, cellView 'form' and the tags {TAGS}")
         if cell.get("outputs"):
@@ -122,7 +122,7 @@ def check(nb, source: str | None = None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.colab_cell", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN_*.ipynb")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a notebook is not right")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Check a notebook's exercises as a grader sees them, without nbgrader (the nbgrader run is tests/test_grading.py).
 
-    python tools/exercise_check.py notebooks/08_efficient_attention.ipynb   # one or more notebooks
+    python -m tools.exercise_check notebooks/08_efficient_attention.ipynb   # one or more notebooks
 
 For each notebook, two executions in fresh kernels, and a scan of its student version
 (python -m course_lib.classroom.student):
@@ -21,25 +21,23 @@ from __future__ import annotations
 
 import ast
 import copy
-import importlib.util
 import json
 import math
 import os
 import re
+import runpy
 import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant
+from course_lib.classroom.stubs import lines_of, solution_regions, stub_source
+from course_lib.classroom.student import student_notebook
+from course_lib.paths import ROOT
+from tools.nbval_env import nbval_environ
 
-from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant  # noqa: E402
-from course_lib.classroom.stubs import lines_of, solution_regions, stub_source  # noqa: E402
-from course_lib.classroom.student import student_notebook  # noqa: E402
-
-GRADING_ENV = {"COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 ANSWERS_TAG = "EXERCISE-ANSWERS="
 
 
@@ -69,10 +67,8 @@ def load_shortcuts(nb_path: Path) -> tuple[dict[str, str], dict[str, str]]:
     path = ROOT / "tests" / "shortcuts" / f"nb{nb_path.name[:2]}.py"
     if not path.is_file():
         return {}, {}
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return dict(module.SHORTCUTS), dict(getattr(module, "NO_SHORTCUT", {}))
+    module = runpy.run_path(str(path))  # a data file of the tests, read as Python: its two dicts
+    return dict(module["SHORTCUTS"]), dict(module.get("NO_SHORTCUT", {}))
 
 
 def answers_cell(names: list[str]) -> nbformat.NotebookNode:
@@ -147,11 +143,9 @@ def cell_errors(cell) -> list[tuple[str, str]]:
 def execute(nb: nbformat.NotebookNode, workdir: str) -> nbformat.NotebookNode:
     from nbclient import NotebookClient
 
-    os.environ.update(GRADING_ENV)
-    os.environ.pop("MPLBACKEND", None)
     client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": workdir}})  # fmt: skip
-    client.execute()
+    client.execute(env=nbval_environ(os.environ))  # the kernel computes as in `make test`'s strict run
     return nb
 
 

@@ -16,12 +16,12 @@ count as a use: headings, code spans and code blocks, math (``$...$``), existing
 Where two terms overlap ("multi-head attention" and "attention") the longer one wins. Code cells and outputs are
 never touched.
 
-    python tools/glossary_links.py                       # link every notebooks/NN_*.ipynb
-    python tools/glossary_links.py notebooks/04_*.ipynb  # some of them
-    python tools/glossary_links.py --check               # exit 1 if a term's first use is not linked
-    python tools/glossary_links.py --first-use           # where each term is first used, vs what the glossary says
-    python tools/glossary_links.py --write-first-use     # set the glossary's "First used in" from the notebooks
-    python tools/glossary_links.py --remove              # take every glossary link out again
+    python -m tools.glossary_links                       # link every notebooks/NN_*.ipynb
+    python -m tools.glossary_links notebooks/04_*.ipynb  # some of them
+    python -m tools.glossary_links --check               # exit 1 if a term's first use is not linked
+    python -m tools.glossary_links --first-use           # where each term is first used, vs what the glossary says
+    python -m tools.glossary_links --write-first-use     # set the glossary's "First used in" from the notebooks
+    python -m tools.glossary_links --remove              # take every glossary link out again
 
 Adding a link changes only markdown, so a notebook's outputs and execution counts stay valid (strict nbval compares
 code outputs only); still re-run the notebook's nbval check after linking.
@@ -276,7 +276,7 @@ def write_first_use(found: dict[str, str], notebooks: list[Path], path: Path = G
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.glossary_links", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN_*.ipynb")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help="only report unlinked first uses (exit 1 if any)")

@@ -2,7 +2,7 @@
 
 Usage, in a throwaway environment (scikit-learn is not a course dependency):
     python -m venv /tmp/sk && /tmp/sk/bin/pip install scikit-learn
-    /tmp/sk/bin/python tools/make_digits.py data/digits.npz
+    /tmp/sk/bin/python -m tools.make_digits data/digits.npz
 then compare the printed SHA-256 with data/SOURCES.md.
 """
 

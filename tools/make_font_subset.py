@@ -21,7 +21,7 @@ font as ``data/fonts/OFL.txt``). To reproduce, without installing the font syste
 
     apt-get download fonts-noto-cjk
     dpkg-deb -x fonts-noto-cjk_*_all.deb extracted
-    python tools/make_font_subset.py extracted/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+    python -m tools.make_font_subset extracted/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 
 It needs ``fontTools``, which matplotlib already depends on. Then update the SHA-256 in ``data/SOURCES.md``
 and ``course_lib/plot.py`` (``tests/test_plot.py`` checks that the three agree).
@@ -121,7 +121,7 @@ def make_subset(source: Path, output: Path) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.make_font_subset", description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="NotoSansCJK-Regular.ttc or NotoSansCJKsc-Regular.otf")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()

@@ -12,7 +12,7 @@ script removes the terminal colour codes and the "作者：" label and writes on
 
 Usage (apt-get download needs no root):
     apt-get download fortunes-zh && dpkg-deb -x fortunes-zh_2.98_all.deb /tmp/fz
-    python tools/make_tang300.py /tmp/fz/usr/share/games/fortunes/tang300 data/tang300.txt
+    python -m tools.make_tang300 /tmp/fz/usr/share/games/fortunes/tang300 data/tang300.txt
 then compare the printed SHA-256 values with data/SOURCES.md.
 """
 

@@ -3,7 +3,7 @@
 `make test-oldest` installs these into .venv-oldest (with the oldest Python the course supports) and runs the unit
 tests and the notebooks' checks there, so that every lower bound the course declares is one that has been tested.
 
-    python tools/oldest_requirements.py [--extras dev]
+    python -m tools.oldest_requirements [--extras dev]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def pin_floor(requirement: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.oldest_requirements", description=__doc__.split("\n\n")[0])
     parser.add_argument("--extras", default="dev", help="comma-separated extras to include (default: dev)")
     args = parser.parse_args(argv)
     extras = [e for e in args.extras.split(",") if e]

@@ -17,10 +17,10 @@ instead: an IPython start-up file (tools/jitter_startup.py) moves float32 normal
 This tool runs strict nbval (the same command as `make test`) once per profile and prints which cells fail under
 which profile. The stored outputs are portable only if every profile passes.
 
-    python tools/portability.py                      # every notebook, the default profiles
-    python tools/portability.py notebooks/02_*.ipynb # some notebooks
-    python tools/portability.py --profiles native,scalar
-    python tools/portability.py --list               # the profiles and what they set
+    python -m tools.portability                      # every notebook, the default profiles
+    python -m tools.portability notebooks/02_*.ipynb # some notebooks
+    python -m tools.portability --profiles native,scalar
+    python -m tools.portability --list               # the profiles and what they set
 
 A profile that asks for vector kernels the CPU lacks (avx512 on an AVX2 machine) computes like a lower one, so it is
 run only where it differs from native (`--all` runs it anyway). Exit status 0 when every profile passes.
@@ -38,11 +38,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.nbval_env import SET, nbval_environ
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS_DIR = ROOT / "notebooks"
-
-# The environment of `make test`'s strict run (Makefile: NBVAL_ENV); every profile starts from it.
-BASE_ENV = {"COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -157,7 +156,7 @@ def workers_for(profile: Profile, workers: int) -> int:
     spin while they wait for each other, and a 3-minute run took an hour in CI. A profile that sets a thread count
     runs as many notebooks at once as the cores hold.
     """
-    threads = int(profile.env.get("OMP_NUM_THREADS", BASE_ENV["OMP_NUM_THREADS"]))
+    threads = int(profile.env.get("OMP_NUM_THREADS", SET["OMP_NUM_THREADS"]))
     return max(1, min(workers, (os.cpu_count() or 1) // threads))
 
 
@@ -200,9 +199,7 @@ def stop_burners(burners: list[subprocess.Popen]) -> None:
 
 
 def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: Path) -> tuple[int, list[str], float]:
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # Agg makes inline figures vanish
-    env.update(BASE_ENV)
-    env.update(profile.env)
+    env = {**nbval_environ(os.environ), **profile.env}  # `make test`'s strict run, then the profile's changes
     if profile.startup:  # IPython runs every file in $IPYTHONDIR/profile_default/startup before the notebook
         startup_dir = out_dir / f"ipython-{profile.name}" / "profile_default" / "startup"
         startup_dir.mkdir(parents=True, exist_ok=True)
@@ -230,7 +227,7 @@ def run_profile(profile: Profile, notebooks: list[str], workers: int, out_dir: P
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.portability", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", help="notebooks to check (default: every notebooks/NN_*.ipynb)")
     parser.add_argument("--profiles", default=",".join(DEFAULT_PROFILES), help="comma-separated profile names")
     parser.add_argument("--workers", type=int, default=2, help="notebooks run at once (pytest-xdist; 1 = serial)")

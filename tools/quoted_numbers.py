@@ -7,7 +7,7 @@ printed number rounds to it at k decimals (or, for a percentage, some printed fr
 does not read: the reading list (citations), link targets, and numbers on ``ALLOWED``'s short list of constants
 (``0.5`` and the like, each with the reason it needs no output).
 
-``python tools/quoted_numbers.py notebooks/*.ipynb`` lists what is missing (exit 1 if anything is).
+``python -m tools.quoted_numbers notebooks/*.ipynb`` lists what is missing (exit 1 if anything is).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def missing(nb, number: str = "") -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.quoted_numbers", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
     args = parser.parse_args(argv)
     failed = False

@@ -22,7 +22,7 @@ From the badges this tool derives, and with ``--write`` stores:
 - the slides: cells the author marked with ``slideshow`` metadata are the deck; core Markdown cells left unmarked
   become speaker notes, every other unmarked cell and every deep-dive cell is skipped.
 
-``python tools/sections.py notebooks/03_*.ipynb`` prints the sections with their time and words; ``--check``
+``python -m tools.sections notebooks/03_*.ipynb`` prints the sections with their time and words; ``--check``
 exits 1 on a problem (a section without a badge, stale tags or "How long" line, a lecture over its limits);
 ``--core-paths DIR`` writes each notebook's core path, which ``make test`` runs under strict nbval: it must run on
 its own *and* print what the whole notebook prints.
@@ -180,7 +180,7 @@ def check(nb) -> list[str]:
         if p not in c.get("metadata", {}).get("tags", [])
     ]
     if stale:
-        problems.append(f"cells {stale[:8]} lack their {CORE}/{DEEP} tag: run tools/sections.py --write")
+        problems.append(f"cells {stale[:8]} lack their {CORE}/{DEEP} tag: run python -m tools.sections --write")
     line = how_long_line(found)
     if line not in _source(nb["cells"][0]):
         problems.append(f"the title cell should say: {line}")
@@ -247,7 +247,7 @@ def report(nb) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.sections", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--write", action="store_true", help="store the tags and the 'How long' line")
     parser.add_argument("--check", action="store_true", help="exit 1 if anything is missing or stale")

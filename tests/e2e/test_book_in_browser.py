@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import load_tool
+
+from tools import sections
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "build" / "html"
@@ -33,7 +34,7 @@ def figures_in(nb: Path) -> int:
 
 def figures_in_deck(nb: Path) -> int:
     """Image outputs of the cells a notebook's deck shows (tools/sections.py: the core cells marked as slides)."""
-    deck = load_tool("sections").slides(json.loads(nb.read_text(encoding="utf-8")))
+    deck = sections.slides(json.loads(nb.read_text(encoding="utf-8")))
     return sum(
         1
         for c in deck["cells"]
@@ -205,9 +206,8 @@ MEASURE_SLIDES = """async () => {
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
 def test_shaped_decks_fit_a_projector(book_url, browser, screenshots, nb):
-    sections = load_tool("sections")
     notebook = json.loads(nb.read_text(encoding="utf-8"))
-    assert sections.is_sectioned(notebook), f"{nb.name} has no section badges (tools/sections.py)"
+    assert sections.is_sectioned(notebook), f"{nb.name} has no section badges (python -m tools.sections)"
     per_lecture = sections.lectures(sections.sections(notebook)[0])
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
