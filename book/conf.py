@@ -6,10 +6,11 @@ in build/book_src and runs `python -m sphinx -c book build/book_src build/html` 
 """
 
 from course_lib import __version__
-from course_lib.paths import BRANCH, REPOSITORY_URL
 
-# tools.build_book stages the book and owns the settings both it and Sphinx need.
+# tools.build_book stages the book and owns the settings both it and Sphinx need; tools.colab_cell says where the
+# course is published.
 from tools.build_book import CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT
+from tools.colab_cell import BRANCH, REPOSITORY_URL
 
 project = "Self-Attention from the Ground Up"
 author = "the course authors"

@@ -16,8 +16,9 @@ from unittest import mock
 import nbformat
 import pytest
 
-from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR, ROOT
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
 from tools import build_book, colab_cell
+from tools.colab_cell import BRANCH, GITHUB_REPOSITORY
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
@@ -262,7 +263,7 @@ def test_links_use_the_configured_repository():
 
 
 def test_readme_colab_and_binder_links_agree_with_the_configuration():
-    """The repository URL lives in course_lib/paths.py; README links to Colab or Binder must use the same one."""
+    """The repository URL lives in tools/colab_cell.py; README links to Colab or Binder must use the same one."""
     import re
 
     for url in re.findall(r"https://colab\.research\.google\.com/github/[^)\s\"']+", README):
@@ -279,7 +280,7 @@ def test_book_sources_are_in_place():
 
 def test_readme_opens_every_notebook_in_colab_and_binder_with_the_configured_repository():
     """The README's "Open in Colab" / "Launch on Binder" links: one of each per notebook, and every Colab or
-    Binder URL in the README built from course_lib.paths (so publishing the course changes one place)."""
+    Binder URL in the README built from tools.colab_cell's settings (so publishing the course changes one place)."""
     urls = re.findall(r"\((https://(?:colab\.research\.google\.com|mybinder\.org)/[^)\s]+)\)", README)
     expected = {build_book.binder_url()}
     for nb in NOTEBOOKS:
@@ -288,4 +289,4 @@ def test_readme_opens_every_notebook_in_colab_and_binder_with_the_configured_rep
         assert build_book.colab_url(path) in urls, f"README has no Colab link for {path}"
         assert build_book.binder_url(path) in urls, f"README has no Binder link for {path}"
     stray = sorted(set(urls) - expected)
-    assert not stray, f"README links that disagree with course_lib/paths.py or name no notebook: {stray}"
+    assert not stray, f"README links that disagree with tools/colab_cell.py or name no notebook: {stray}"

@@ -34,8 +34,9 @@ import nbformat
 from markdown_it import MarkdownIt
 from nbconvert.preprocessors import TagRemovePreprocessor
 
-from course_lib.paths import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL, ROOT
+from course_lib.paths import ROOT
 from tools import sections
+from tools.colab_cell import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL
 
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
 GLOSSARY = Path("docs") / "glossary.md"  # included in the book when it exists

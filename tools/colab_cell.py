@@ -1,7 +1,7 @@
 """Insert or update the Colab set-up cell as the first code cell of every notebook (idempotent).
 
 In Google Colab a notebook opened from GitHub runs without the rest of the repository, so ``import course_lib``
-fails. The cell this tool writes clones the repository (URL and branch from ``course_lib.paths``) and installs
+fails. The cell this tool writes clones the repository (GITHUB_REPOSITORY and BRANCH below) and installs
 ``course_lib`` from the clone, so that ``course_lib.paths.DATA_DIR`` points at the cloned ``data/``. Outside Colab
 it does nothing and prints nothing (strict nbval compares outputs), and the book and the slides drop it (tag
 ``remove-cell``).
@@ -24,7 +24,15 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.paths import BRANCH, GITHUB_REPOSITORY, NOTEBOOKS_DIR
+from course_lib.paths import NOTEBOOKS_DIR
+
+# Where the course is published: one place for the Colab cell of every notebook (this tool), and the "Open in Colab" /
+# Binder links of the README and the book (tools.build_book). When you publish the course, set GITHUB_REPOSITORY to
+# "owner/name" on GitHub (and BRANCH if not main), run `python -m tools.colab_cell`, and update the links in README.md
+# (tests/test_book.py checks that all of them agree with these two values).
+GITHUB_REPOSITORY = "OWNER/self-attention-from-the-ground-up"
+BRANCH = "main"
+REPOSITORY_URL = f"https://github.com/{GITHUB_REPOSITORY}"
 
 CELL_ID = "colab-setup"
 TITLE_LINE = "#@title Colab set-up: installs course_lib in Colab, does nothing anywhere else"

@@ -45,7 +45,7 @@ def test_sphinx_reported_no_warnings():
 
 def test_every_chapter_launches_itself_in_colab_and_binder():
     """The theme's launch buttons (book/conf.py) open the chapter's own notebook in this repository and branch:
-    the same URLs as the README's links (course_lib.paths, through tools.build_book)."""
+    the same URLs as the README's links (tools/colab_cell.py's settings, through tools.build_book)."""
     chapters = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert chapters
     for nb in chapters:
