@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
-from tools import build_book, colab_cell
+from tools import build_book, colab_cell, sections
 from tools.colab_cell import BRANCH, GITHUB_REPOSITORY
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -223,17 +223,32 @@ def test_static_widgets_fall_back_to_text_for_unknown_widgets():
     assert "text/html" not in data and data["text/plain"].startswith("train:")
 
 
-def test_slides_drop_tagged_cells_and_mark_sections():
-    nb = toy_notebook(md("# Title"), colab_cell.make_cell(), md("## Part"), code("x"), md("text"), md("### sub"))
+def test_slides_drop_tagged_cells_and_show_the_marked_core_cells():
+    marked, figure = md(f"## Part\n{sections.badge('core', 10)}"), code("plot()")
+    marked.metadata["slideshow"] = {"slide_type": "slide"}
+    figure.metadata["slideshow"] = {"slide_type": "fragment"}
+    figure.metadata["tags"] = [build_book.OUTPUT_ONLY_TAG]
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "<figure>"})]
+    deep = md(f"## Aside\n{sections.badge('deep-dive', 5)}")
+    deep.metadata["slideshow"] = {"slide_type": "slide"}
+    nb = toy_notebook(md("# Title"), colab_cell.make_cell(), marked, code("x"), md("text"), figure, deep)
     slides = build_book.slides_notebook(nb)
     kinds = [(c["cell_type"], c["metadata"]["slideshow"]["slide_type"]) for c in slides["cells"]]
     assert kinds == [
         ("markdown", "slide"),
         ("markdown", "slide"),
-        ("code", "-"),
-        ("markdown", "subslide"),
-        ("markdown", "subslide"),
+        ("code", "skip"),
+        ("markdown", "notes"),
+        ("code", "fragment"),
+        ("markdown", "skip"),
     ]
+    assert slides["cells"][4]["metadata"]["transient"] == {"remove_source": True}, "output-only: no code shown"
+    assert len(nb.cells) == 7 and nb.cells[5].source == "plot()", "slides_notebook must not modify its input"
+
+
+def test_slides_need_a_sectioned_notebook():
+    with pytest.raises(ValueError, match=r"notebooks/07_x.ipynb has no section badges: .*python -m tools.sections"):
+        build_book.slides_notebook(toy_notebook(md("# Title"), md("## Part"), code("x")), "notebooks/07_x.ipynb")
 
 
 def test_book_notebook_adds_the_slides_link_after_the_title():

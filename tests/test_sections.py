@@ -95,6 +95,19 @@ def test_core_path_removes_the_deep_dives():
     assert [c.source.splitlines()[0] for c in sections.core_path(nb).cells] == ["# T", "## 1. A"]
 
 
+def test_the_core_paths_command_writes_each_core_path_and_refuses_a_notebook_without_badges(tmp_path, capsys):
+    shaped = sections.apply(
+        toy(new_markdown_cell("# T"), heading("## 1. A", "core", 5), heading("## 2. B", "deep-dive", 5))
+    )
+    nbformat.write(shaped, tmp_path / "01_shaped.ipynb")
+    nbformat.write(toy(new_markdown_cell("# T"), heading("## 1. A")), tmp_path / "02_plain.ipynb")
+    out = tmp_path / "core"
+    assert sections.main(["--core-paths", str(out), str(tmp_path / "01_shaped.ipynb")]) == 0
+    assert len(nbformat.read(out / "01_shaped.ipynb", as_version=4).cells) == 2
+    assert sections.main(["--core-paths", str(out), str(tmp_path / "02_plain.ipynb")]) == 1
+    assert "02_plain.ipynb: no section badges" in capsys.readouterr().err and not (out / "02_plain.ipynb").exists()
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_shaped_notebook_has_badges_tags_times_and_a_deck(path):
     nb = nbformat.read(path, as_version=4)
@@ -126,7 +139,6 @@ def test_the_lecturers_guide_schedules_every_lecture_with_the_notebooks_times():
     assert [int(n) for n in scheduled.values()] == list(range(1, len(scheduled) + 1)), "lectures numbered 1, 2, ..."
     for path in NOTEBOOKS[1:]:
         nb = nbformat.read(path, as_version=4)
-        if sections.is_sectioned(nb):
-            for lecture in sections.lectures(sections.sections(nb)[0]):
-                assert (path.stem, lecture) in scheduled, f"the guide does not schedule {path.stem} lecture {lecture}"
+        for lecture in sections.lectures(sections.sections(nb)[0]):
+            assert (path.stem, lecture) in scheduled, f"the guide does not schedule {path.stem} lecture {lecture}"
     assert "../notebooks/00_start_here.ipynb" in GUIDE.read_text(encoding="utf-8"), "the guide places notebook 00"

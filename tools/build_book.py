@@ -287,22 +287,6 @@ def remove_tagged_cells(nb: dict, tag: str = REMOVE_TAG) -> dict:
     return node
 
 
-def slide_types(nb: dict) -> dict:
-    """Mark cells for reveal.js: a notebook title or '##' section opens a slide (left/right arrows), any other
-    Markdown cell a sub-slide (up/down), and code cells stay on the slide of the text before them."""
-    nb = copy.deepcopy(nb)
-    for i, cell in enumerate(nb["cells"]):
-        source = "".join(cell.get("source", "")).lstrip()
-        if cell["cell_type"] == "markdown":
-            kind = "slide" if i == 0 or re.match(r"#{1,2}\s", source) else "subslide"
-        else:
-            kind = "-"
-        cell.setdefault("metadata", {})["slideshow"] = {"slide_type": kind}
-    if nb["cells"]:
-        nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}
-    return nb
-
-
 def links_cell(notebook: str) -> dict:
     """A Markdown cell placed after a chapter's first cell in the book: a link to its slides. (Colab and Binder are
     the book theme's launch buttons, configured in book/conf.py with the same repository and branch.)"""
@@ -319,13 +303,13 @@ def book_notebook(nb: dict, notebook: str) -> dict:
     return nb
 
 
-def slides_notebook(nb: dict) -> dict:
-    """The deck of a notebook. A notebook shaped into core and deep dives (tools.sections) gives the cells its
-    author marked with ``slideshow`` metadata, its other core prose as speaker notes, and code cells tagged
-    ``slide-output-only`` without their code; a notebook not yet shaped, every cell (a slide per section)."""
-    nb = remove_tagged_cells(static_widgets(nb))
+def slides_notebook(nb: dict, name: str = "the notebook") -> dict:
+    """The deck of a notebook shaped into core and deep dives (tools.sections): the cells its author marked with
+    ``slideshow`` metadata, its other core prose as speaker notes, and code cells tagged ``slide-output-only``
+    without their code."""
     if not sections.is_sectioned(nb):
-        return slide_types(nb)
+        raise ValueError(f"{name} has no section badges: shape it first (python -m tools.sections --write)")
+    nb = remove_tagged_cells(static_widgets(nb))
     node = nbformat.from_dict(sections.slides(nb))
     TagRemovePreprocessor(remove_input_tags={OUTPUT_ONLY_TAG}).preprocess(node, {})
     return node
@@ -388,7 +372,7 @@ def build_slides(notebooks: list[str], out: Path) -> None:
     )
     (out / "slides").mkdir(parents=True, exist_ok=True)
     for rel in notebooks:
-        nb = slides_notebook(json.loads((ROOT / rel).read_text(encoding="utf-8")))
+        nb = slides_notebook(json.loads((ROOT / rel).read_text(encoding="utf-8")), rel)
         resources = {
             "course": {
                 "mathjax_url": f"../_static/{MATHJAX_SCRIPT}",

@@ -202,7 +202,7 @@ def slide_problems(nb) -> list[str]:
 
 
 def is_sectioned(nb) -> bool:
-    """True once a notebook carries badges (the notebooks not yet shaped keep the old whole-notebook slides)."""
+    """True when a notebook carries badges (every notebook of the course does: tests/test_sections.py)."""
     return any(BADGE.search(_source(c)) for c in nb["cells"] if c["cell_type"] == "markdown")
 
 
@@ -251,15 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--write", action="store_true", help="store the tags and the 'How long' line")
     parser.add_argument("--check", action="store_true", help="exit 1 if anything is missing or stale")
-    parser.add_argument("--core-paths", type=Path, metavar="DIR", help="write each sectioned notebook's core path here")
+    parser.add_argument("--core-paths", type=Path, metavar="DIR", help="write each notebook's core path here")
     args = parser.parse_args(argv)
     failed = False
     for path in args.notebooks:
         nb = nbformat.read(path, as_version=4)
         if args.core_paths:
-            if is_sectioned(nb):
-                args.core_paths.mkdir(parents=True, exist_ok=True)
-                nbformat.write(core_path(nb), args.core_paths / path.name)
+            if not is_sectioned(nb):
+                print(f"{path}: no section badges, so no core path: shape it first (--write)", file=sys.stderr)
+                return 1
+            args.core_paths.mkdir(parents=True, exist_ok=True)
+            nbformat.write(core_path(nb), args.core_paths / path.name)
             continue
         if args.write:
             nb = apply(nb)
