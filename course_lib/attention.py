@@ -28,43 +28,19 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import HALF_DTYPES, attention_inputs, broadcasts_to, compute_dtype, integer, shape_of, tensor
+from .masks import expand_mask
+from .validate import HALF_DTYPES, attention_inputs, compute_dtype, flag, integer, shape_of, tensor
 
-__all__ = ["SelfAttention", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"]
-
-
-def _check_mask(mask: Tensor, q: Tensor, k: Tensor) -> None:
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"mask must be a boolean torch.Tensor, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must be boolean (True = may attend), got dtype {mask.dtype}; "
-            "for an additive mask of 0 / -inf use `mask = additive == 0`"
-        )
-    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    if not broadcasts_to(mask.shape, target):
-        raise ValueError(
-            f"mask of shape {shape_of(mask)} does not broadcast to the score shape {target} "
-            f"(q has shape {shape_of(q)}, k has shape {shape_of(k)}; expected (..., L={q.shape[-2]}, S={k.shape[-2]}))"
-        )
+__all__ = ["SelfAttention", "attend", "attention_weights", "scaled_dot_product_attention", "softmax_jacobian"]
 
 
-def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale: float | None = None) -> Tensor:
-    """Attention weights ``softmax(q k^T * scale)`` over the key axis.
+def _scores_shape(q: Tensor, k: Tensor) -> tuple[int, ...]:
+    """``(..., L, S)``: the shape of the scores of ``q (..., L, Dk)`` and ``k (..., S, Dk)``."""
+    return (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
 
-    Args:
-        q: queries ``(..., L, Dk)``.
-        k: keys ``(..., S, Dk)``; leading dimensions broadcast against ``q``'s.
-        mask: optional boolean ``(..., L, S)`` (broadcastable), True = may attend.
-        scale: factor applied to the scores; default ``1 / sqrt(Dk)``.
 
-    Returns:
-        weights ``(..., L, S)`` in the dtype of ``q``. Each row sums to 1, except rows whose keys are all
-        masked, which are all zeros.
-    """
-    attention_inputs(q, k)
-    if mask is not None:
-        _check_mask(mask, q, k)
+def _weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float | None) -> Tensor:
+    """The arithmetic of :func:`attention_weights`, unchecked."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     compute = compute_dtype(q.dtype)
@@ -76,6 +52,39 @@ def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale
     scores = scores.masked_fill(~mask, torch.finfo(compute).min)
     weights = torch.softmax(scores, dim=-1) * mask  # zeroes the rows whose keys are all hidden
     return weights.to(q.dtype)
+
+
+def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale: float | None = None) -> Tensor:
+    """Attention weights ``softmax(q k^T * scale)`` over the key axis.
+
+    Args:
+        q: queries ``(..., L, Dk)``.
+        k: keys ``(..., S, Dk)``; leading dimensions broadcast against ``q``'s.
+        mask: optional boolean ``(..., L, S)`` (broadcastable), True = may attend; see
+            :func:`course_lib.masks.expand_mask`.
+        scale: factor applied to the scores; default ``1 / sqrt(Dk)``.
+
+    Returns:
+        weights ``(..., L, S)`` in the dtype of ``q``. Each row sums to 1, except rows whose keys are all
+        masked, which are all zeros.
+    """
+    attention_inputs(q, k)
+    if mask is not None:
+        mask = expand_mask(mask, _scores_shape(q, k))
+    return _weights(q, k, mask, scale)
+
+
+def attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, scale: float | None = None):
+    """The arithmetic of :func:`scaled_dot_product_attention`, unchecked: ``(output, weights)``, both in ``q``'s dtype.
+
+    For layers, which check their inputs once at their edge (the mask with :func:`course_lib.masks.expand_mask`)
+    and then compute; shapes as in :func:`scaled_dot_product_attention`. Call that function, not this one, on
+    inputs nobody has checked.
+    """
+    compute = compute_dtype(q.dtype)
+    weights = _weights(q.to(compute), k.to(compute), mask, scale)  # (..., L, S)
+    out = torch.matmul(weights, v.to(compute))  # (..., L, Dv)
+    return out.to(q.dtype), weights.to(q.dtype)
 
 
 def scaled_dot_product_attention(
@@ -97,7 +106,8 @@ def scaled_dot_product_attention(
         q: queries ``(..., L, Dk)``.
         k: keys ``(..., S, Dk)``.
         v: values ``(..., S, Dv)``; ``Dv`` may differ from ``Dk``.
-        mask: optional boolean ``(..., L, S)`` (broadcastable), True = may attend.
+        mask: optional boolean ``(..., L, S)`` (broadcastable), True = may attend; see
+            :func:`course_lib.masks.expand_mask`.
         scale: factor applied to the scores; default ``1 / sqrt(Dk)``.
         return_weights: also return the attention weights.
 
@@ -105,12 +115,10 @@ def scaled_dot_product_attention(
         output ``(..., L, Dv)``, and the weights ``(..., L, S)`` if ``return_weights``; both in ``q``'s dtype.
     """
     attention_inputs(q, k, v)
-    compute = compute_dtype(q.dtype)
-    weights = attention_weights(q.to(compute), k.to(compute), mask, scale=scale)  # (..., L, S)
-    out = torch.matmul(weights, v.to(compute))  # (..., L, Dv)
-    if return_weights:
-        return out.to(q.dtype), weights.to(q.dtype)
-    return out.to(q.dtype)
+    if mask is not None:
+        mask = expand_mask(mask, _scores_shape(q, k))
+    out, weights = attend(q, k, v, mask, scale=scale)  # (..., L, Dv), (..., L, S)
+    return (out, weights) if flag("return_weights", return_weights) else out
 
 
 class SelfAttention(nn.Module):
@@ -146,10 +154,12 @@ class SelfAttention(nn.Module):
         self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
     ) -> Tensor | tuple[Tensor, Tensor]:
         """``x (..., L, D)`` → output ``(..., L, Dv)`` (and the weights ``(..., L, L)`` with ``return_weights``)."""
-        if tensor("x", x).dim() < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (..., L, d_model={self.d_model}), got {shape_of(x)}")
+        tensor("x", x, shape=(..., None, self.d_model), layout=f"(..., L, d_model={self.d_model})")
+        if mask is not None:
+            mask = expand_mask(mask, (*x.shape[:-1], x.shape[-2]))  # scores (..., L, L)
         q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)  # (..., L, Dk), (..., L, Dk), (..., L, Dv)
-        return scaled_dot_product_attention(q, k, v, mask, return_weights=return_weights)
+        out, weights = attend(q, k, v, mask)  # (..., L, Dv), (..., L, L)
+        return (out, weights) if return_weights else out
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, d_k={self.d_k}, d_v={self.d_v}"
@@ -179,12 +189,7 @@ def softmax_jacobian(a: Tensor) -> Tensor:
         ValueError: ``a`` is 0-d, has negative entries or a row whose sum is neither 1 nor 0 (logits instead of
             probabilities, or the softmax taken over another dimension).
     """
-    if not isinstance(a, Tensor):
-        raise TypeError(f"a must be a torch.Tensor, got {type(a).__name__}")
-    if not a.dtype.is_floating_point:
-        raise TypeError(f"a must have a floating dtype, got {a.dtype}")
-    if a.dim() < 1:
-        raise ValueError(f"a must have at least 1 dimension (..., N), got shape {shape_of(a)}")
+    tensor("a", a, min_dim=1, floating=True, layout="(..., N)")
     compute = compute_dtype(a.dtype)
     p = a.to(compute)
     if p.numel():

@@ -3,11 +3,13 @@
 Convention used everywhere in the course (the same as ``torch.nn.functional.scaled_dot_product_attention``):
 **True means "this query may attend to this key"**, False means the key is hidden from that query.
 
-Shape legend: ``B`` batch, ``L`` query length, ``S`` key length, ``N`` sequence length when L = S.
+Shape legend: ``B`` batch, ``H`` heads, ``L`` query length, ``S`` key length, ``N`` sequence length when L = S.
 A mask of shape ``(L, S)`` broadcasts over batch and head dimensions.
 
-Besides the masks of everyday use (causal, padding, a sliding window) it holds the sparse patterns of Longformer
-and BigBird, and :func:`mask_receptive_field`, which follows a mask through several layers.
+Every attention function and layer of the course checks its mask with :func:`expand_mask`, whose docstring is the
+one table of the mask shapes they accept. Besides the masks of everyday use (causal, padding, a sliding window) the
+module holds the sparse patterns of Longformer and BigBird, and :func:`mask_receptive_field`, which follows a mask
+through several layers.
 """
 
 from __future__ import annotations
@@ -17,16 +19,66 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from .validate import integer, shape_of
+from .validate import broadcasts_to, integer, shape_of
 
 __all__ = [
     "bigbird_mask",
     "causal_mask",
+    "expand_mask",
     "longformer_mask",
     "mask_receptive_field",
     "padding_mask",
     "window_mask",
 ]
+
+
+def _boolean(mask: object) -> Tensor:
+    """``mask`` if it is a boolean tensor; the one wording of the course for a mask of another type or dtype."""
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(
+            f"mask must be a boolean tensor (True = may attend), got {got}; "
+            "for an additive mask of 0 / -inf use `mask = additive == 0`"
+        )
+    return mask
+
+
+def expand_mask(mask: object, scores: tuple[int, ...], *, heads: bool = False) -> Tensor:
+    """Check an attention mask against the scores it will hide and return it ready to broadcast against them.
+
+    The one rule of the course: a mask is a boolean tensor, **True = may attend**, and any dimension of size 1
+    broadcasts. The shapes it may have:
+
+    ==================  ==========================================================================================
+    ``scores``          accepted masks
+    ==================  ==========================================================================================
+    ``(..., L, S)``     a function's scores (:func:`course_lib.attention.scaled_dot_product_attention`): any
+                        shape that broadcasts to them, e.g. ``(L, S)``, a :func:`padding_mask` ``(B, 1, S)``
+    ``(B, H, L, S)``    a layer's scores (``heads=True``): ``(L, S)`` the same for every sequence and head;
+                        ``(B, L, S)`` one per sequence, shared by the heads (a :func:`padding_mask` ``(B, 1, S)`` is
+                        one); ``(B, H, L, S)`` one per head
+    ==================  ==========================================================================================
+
+    Returns ``mask`` itself for a function's scores, and a view of it with four dimensions for a layer's:
+    ``(1, 1, L, S)``, ``(B, 1, L, S)`` or ``(B, H, L, S)`` (sizes 1 kept). TypeError for a non-boolean mask,
+    ValueError for a shape that does not fit.
+    """
+    mask = _boolean(mask)
+    if not heads:
+        if not broadcasts_to(mask.shape, tuple(scores)):
+            raise ValueError(
+                f"mask of shape {shape_of(mask)} does not broadcast to the scores (..., L, S) = {tuple(scores)}"
+            )
+        return mask
+    given = shape_of(mask)
+    if mask.dim() in (2, 3):
+        mask = mask[None, None] if mask.dim() == 2 else mask[:, None]  # (1, 1, L, S) or (B, 1, L, S)
+    if mask.dim() != 4 or not broadcasts_to(mask.shape, tuple(scores)):
+        raise ValueError(
+            f"mask must have shape (L, S), (B, L, S) or (B, H, L, S) with (B, H, L, S) = {tuple(scores)} "
+            f"(dimensions of size 1 broadcast), got {given}"
+        )
+    return mask
 
 
 def causal_mask(n: int, *, num_keys: int | None = None, device: torch.device | str | None = None) -> Tensor:
@@ -143,9 +195,7 @@ def mask_receptive_field(mask: Tensor, num_layers: int) -> Tensor:
     (a boolean matrix product). With ``window_mask(n, w)`` the field after ``l`` layers is the band of half-width
     ``l * w``: it grows linearly with depth.
     """
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a boolean torch.Tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
-    if mask.dim() != 2 or mask.shape[0] != mask.shape[1]:
+    if _boolean(mask).dim() != 2 or mask.shape[0] != mask.shape[1]:
         raise ValueError(f"mask must be square (N, N), got shape {shape_of(mask)}")
     integer("num_layers", num_layers, minimum=0)
     step = mask.to(torch.float32)

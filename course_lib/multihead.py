@@ -1,6 +1,7 @@
 r"""Multi-head attention (notebook 06): ``H`` attention heads side by side, each on its own slice of the width.
 
-Built from :func:`course_lib.attention.scaled_dot_product_attention`; :class:`MultiHeadAttention` equals
+Built from :func:`course_lib.attention.attend` (scaled dot-product attention without its checks: the layer checks its
+inputs once, at its edge); :class:`MultiHeadAttention` equals
 ``torch.nn.MultiheadAttention`` with copied weights (:meth:`MultiHeadAttention.from_torch`).
 
 Shape legend: ``B`` batch, ``H`` heads, ``L`` query length, ``S`` key length, ``D`` model width (``d_model``),
@@ -12,8 +13,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .attention import scaled_dot_product_attention
-from .validate import broadcasts_to, integer, shape_of, tensor
+from .attention import attend
+from .masks import expand_mask
+from .validate import integer, shape_of, tensor
 
 __all__ = ["MultiHeadAttention", "merge_heads", "split_heads"]
 
@@ -40,11 +42,6 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)
 
 
-def _check_sequence(name: str, t: object, d_model: int) -> None:
-    if tensor(name, t).dim() != 3 or t.shape[-1] != d_model:
-        raise ValueError(f"{name} must have shape (B, length, d_model={d_model}), got {shape_of(t)}")
-
-
 class MultiHeadAttention(nn.Module):
     r"""Multi-head attention built from :func:`scaled_dot_product_attention`, equal to ``nn.MultiheadAttention``.
 
@@ -65,10 +62,9 @@ class MultiHeadAttention(nn.Module):
         - ``query`` ``(B, L, D)``; ``key`` ``(B, S, D)``; ``value`` ``(B, S, D)``. Inputs are batch first.
         - self-attention when ``key`` and ``value`` are omitted (both default to ``query``);
           cross-attention when ``key`` is given (``value`` defaults to ``key``); ``S`` may differ from ``L``.
-        - ``mask``: boolean, **True = may attend**. Accepted shapes, each dimension of size 1 broadcasting:
-          ``(L, S)`` the same for every sequence and head; ``(B, L, S)`` one per sequence, shared by the heads
-          (a :func:`course_lib.masks.padding_mask` ``(B, 1, S)`` is of this kind); ``(B, H, L, S)`` one per head.
-          A query whose keys are all masked gets a zero attention output (then only ``w_o``'s bias remains).
+        - ``mask``: boolean, **True = may attend**, in a shape :func:`course_lib.masks.expand_mask` accepts for a
+          layer (``(L, S)``, ``(B, L, S)`` or ``(B, H, L, S)``). A query whose keys are all masked gets a zero
+          attention output (then only ``w_o``'s bias remains).
         - returns ``output`` ``(B, L, D)``, and with ``return_weights=True`` also the per-head attention weights
           ``(B, H, L, S)`` (not averaged over heads).
     """
@@ -85,23 +81,26 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)  # mixes the concatenated heads
 
-    def _head_mask(self, mask: Tensor, B: int, L: int, S: int) -> Tensor:
-        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-            raise TypeError(f"mask must be a boolean tensor (True = may attend), got {got}")
-        if mask.dim() == 3:
-            mask = mask[:, None]  # (B, L, S) -> (B, 1, L, S): the same mask for every head
-        elif mask.dim() not in (2, 4):
+    def _check(
+        self, query: Tensor, key: Tensor | None, value: Tensor | None, mask: Tensor | None
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """The edge of :meth:`forward`: ``key`` and ``value`` (defaulting to ``query``), their shapes, and the mask
+        as ``(B or 1, H or 1, L, S)``."""
+        if key is None and value is not None:
+            raise ValueError("value was given without key: pass key too (or neither, for self-attention)")
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            tensor(name, t, shape=(None, None, self.d_model), layout=f"(B, length, d_model={self.d_model})")
+        (B, L, _), S = query.shape, key.shape[1]
+        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
             raise ValueError(
-                f"mask must have shape (L, S), (B, L, S) or (B, H, L, S), got {shape_of(mask)} "
-                f"(here B={B}, H={self.num_heads}, L={L}, S={S})"
+                f"query (B, L, D), key (B, S, D) and value (B, S, D) must agree on B and S: "
+                f"got query {shape_of(query)}, key {shape_of(key)}, value {shape_of(value)}"
             )
-        target = (B, self.num_heads, L, S)
-        if not broadcasts_to(mask.shape, target):
-            raise ValueError(
-                f"mask does not broadcast to (B, H, L, S) = {target}: as (B, H, L, S) it has shape {shape_of(mask)}"
-            )
-        return mask
+        if mask is not None:
+            mask = expand_mask(mask, (B, self.num_heads, L, S), heads=True)
+        return key, value, mask
 
     def forward(
         self,
@@ -111,25 +110,11 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         return_weights: bool = False,
     ) -> Tensor | tuple[Tensor, Tensor]:
-        if key is None and value is not None:
-            raise ValueError("value was given without key: pass key too (or neither, for self-attention)")
-        key = query if key is None else key
-        value = key if value is None else value
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            _check_sequence(name, t, self.d_model)
-        B, L, _ = query.shape
-        S = key.shape[1]
-        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
-            raise ValueError(
-                f"query (B, L, D), key (B, S, D) and value (B, S, D) must agree on B and S: "
-                f"got query {shape_of(query)}, key {shape_of(key)}, value {shape_of(value)}"
-            )
-        if mask is not None:
-            mask = self._head_mask(mask, B, L, S)
+        key, value, mask = self._check(query, key, value, mask)  # the edge: every check, once
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
         k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
         v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, return_weights=True)  # (B,H,L,Dh), (B,H,L,S)
+        heads, weights = attend(q, k, v, mask)  # (B, H, L, Dh), (B, H, L, S)
         out = self.w_o(merge_heads(heads))  # (B, L, D)
         return (out, weights) if return_weights else out
 

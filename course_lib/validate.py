@@ -31,7 +31,9 @@ __all__ = [
     "broadcasts_to",
     "choice",
     "compute_dtype",
+    "flag",
     "integer",
+    "integer_or_range",
     "number",
     "probability",
     "same_length",
@@ -66,6 +68,32 @@ def integer(name: str, value: object, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def integer_or_range(name: str, value: object, *, minimum: int | None = None) -> tuple[int, int]:
+    """An int ``n`` as the range ``(n, n)``, or an inclusive range ``(low, high)`` with ``low <= high``.
+
+    TypeError if ``value`` is neither an int nor a tuple; ValueError for a tuple that is not a pair, ``low > high``
+    or an end below ``minimum`` (each end is checked as :func:`integer` checks an int, as ``name[0]``, ``name[1]``).
+    """
+    if not isinstance(value, tuple):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int or a (low, high) pair, got {_describe(value)}")
+        value = integer(name, value, minimum=minimum)
+        return value, value
+    if len(value) != 2:
+        raise ValueError(f"{name} must be an int or a (low, high) pair, got {value!r}")
+    low, high = (integer(f"{name}[{i}]", end, minimum=minimum) for i, end in enumerate(value))
+    if low > high:
+        raise ValueError(f"{name} range must have low <= high, got {value!r}")
+    return low, high
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` if it is a bool; TypeError otherwise (``1`` or ``None`` is not a flag)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {_describe(value)}")
+    return value
 
 
 def number(
@@ -114,20 +142,46 @@ def text(name: str, value: object) -> str:
     return value
 
 
-def tensor(name: str, value: object, *, min_dim: int = 0, floating: bool = False, layout: str = "") -> Tensor:
-    """``value`` if it is a tensor with at least ``min_dim`` dimensions (and a floating dtype when ``floating``).
+def tensor(
+    name: str,
+    value: object,
+    *,
+    min_dim: int = 0,
+    floating: bool = False,
+    integral: bool = False,
+    shape: tuple[object, ...] | None = None,
+    layout: str = "",
+) -> Tensor:
+    """``value`` if it is a tensor with at least ``min_dim`` dimensions, of a floating dtype when ``floating``, of
+    an integer dtype when ``integral``, and of ``shape`` when given.
 
-    TypeError for a non-tensor or a non-floating dtype; ValueError for too few dimensions. ``layout`` names the
-    dimensions in the message, e.g. ``"(..., length, width)"``.
+    ``shape`` lists the sizes, ``None`` for a free one, and may start with ``...`` for any leading dimensions:
+    ``(None, None, 8)`` is ``(B, L, 8)``, ``(..., None, 8)`` is ``(..., L, 8)``. TypeError for a non-tensor or a wrong
+    kind of dtype; ValueError for too few dimensions or another shape. ``layout`` names the dimensions in the
+    message, e.g. ``"(..., length, width)"`` or ``"(B, L, d_model=8)"``.
     """
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if floating and not value.dtype.is_floating_point:
         raise TypeError(f"{name} must have a floating dtype, got {value.dtype}")
+    if integral and (value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool):
+        raise TypeError(f"{name} must hold integers, got dtype {value.dtype}")
     if value.dim() < min_dim:
         where = f" {layout}" if layout else ""
-        raise ValueError(f"{name} must have at least {min_dim} dimensions{where}, got shape {shape_of(value)}")
+        plural = "s" if min_dim != 1 else ""
+        raise ValueError(f"{name} must have at least {min_dim} dimension{plural}{where}, got shape {shape_of(value)}")
+    if shape is not None and not _has_shape(value, shape):
+        raise ValueError(f"{name} must have shape {layout or shape}, got {shape_of(value)}")
     return value
+
+
+def _has_shape(value: Tensor, shape: tuple[object, ...]) -> bool:
+    leading = bool(shape) and shape[0] is Ellipsis
+    sizes = shape[1:] if leading else shape
+    if value.dim() < len(sizes) or (not leading and value.dim() != len(sizes)):
+        return False
+    actual = value.shape[value.dim() - len(sizes) :]
+    return all(want is None or want == got for want, got in zip(sizes, actual, strict=True))
 
 
 def token_ids(name: str, value: object, vocab_size: int) -> Tensor:
