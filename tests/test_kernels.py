@@ -368,6 +368,13 @@ def test_rejects_mixed_dtypes():
         flash_attention(q, k.half(), v)
 
 
+@pytest.mark.parametrize("causal", [1, None, "yes"])
+def test_rejects_a_causal_that_is_not_a_bool(causal):
+    q, k, v = qkv(1, 1, 8, 64, torch.bfloat16)
+    with pytest.raises(TypeError, match="causal must be a bool"):
+        flash_attention(q, k, v, causal)
+
+
 def test_rejects_wrong_rank():
     q, k, v = qkv(1, 1, 8, 64, torch.bfloat16)
     with pytest.raises(ValueError, match=r"\(B, H, N, D\)"):

@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 from torch import Tensor
 
+from ..validate import flag, tensor
 from .flash import (
     BUILT_FOR_INTERPRETER,
     INTERPRETER_CONFIG,
@@ -79,10 +80,10 @@ def built_for_interpreter() -> bool:
     return BUILT_FOR_INTERPRETER
 
 
-def _check_inputs(q: object, k: object, v: object) -> None:
+def _check_inputs(q: object, k: object, v: object, causal: object) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        tensor(name, t)
+    flag("causal", causal)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.dtype not in _SUPPORTED_DTYPES:
             raise TypeError(
@@ -92,8 +93,7 @@ def _check_inputs(q: object, k: object, v: object) -> None:
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"q, k and v must have the same dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if t.dim() != 4:
-            raise ValueError(f"{name} must have shape (B, H, N, D), got {t.dim()} dimensions: {tuple(t.shape)}")
+        tensor(name, t, shape=(None, None, None, None), layout="(B, H, N, D)")
     if not (q.shape == k.shape == v.shape):
         raise ValueError(
             "q, k and v must have the same shape (B, H, N, D) (self-attention), got "
@@ -170,7 +170,7 @@ def flash_attention(
         ``(B, H, N, D)`` tensor of the input dtype, equal to ``attention_reference(q, k, v, causal)`` up to
         fp16/bf16 rounding.
     """
-    _check_inputs(q, k, v)
+    _check_inputs(q, k, v, causal)
     B, H, N, D = q.shape
     interpreting = interpreter_active()
     if interpreting != BUILT_FOR_INTERPRETER:
