@@ -1,16 +1,22 @@
 """Grading a class with nbgrader, end to end, as the lecturer's guide describes it.
 
 For every notebook: an nbgrader course of its own (``python -m course_lib.classroom.student NN.ipynb --out source/aNN
---nbgrader``), ``nbgrader generate_assignment``, three submissions autograded, ``nbgrader generate_feedback``:
+--nbgrader``) with the course's autograde guard (:mod:`course_lib.classroom.guard`, as the lecturer's guide configures
+it), ``nbgrader generate_assignment``, three submissions autograded, ``nbgrader generate_feedback``. The guard writes
+each student's nbgrader id as ``VARIANT``, so every student below has numbers of their own:
 
-- ``reference``: the release with every answer cell filled with the reference solution -> full marks;
+- ``0`` (the reference): the release with every answer cell filled with the reference solution -> full marks. Its id
+  gives it variant 0, the numbers of the text;
 - ``unchanged``: the release as handed out -> zero for every exercise, and the notebook still runs to the end;
-- ``shortcut``: every implement-it exercise answered by a library call (``tests/shortcuts/nbNN.py``), the other
-  exercises by the reference solution, for another student's numbers (``VARIANT = 'student-b'``) -> zero for each
-  shortcut, full marks for the rest: the variant's numbers differ and its answers grade as correct.
+- ``shortcut``, graded after the other two: every implement-it exercise answered by a library call
+  (``tests/shortcuts/nbNN.py``); the answers of the first by-hand exercise that depends on the student's numbers
+  copied, as literal numbers, from the graded reference (another student's numbers); the other by-hand exercises
+  answered by the reference solution, for this student's own numbers; and the last answer cell ends by replacing
+  ``cl.check_answer`` (tampering) -> zero for each shortcut, for the copied answers (which fail on their values, not on
+  their type) and for the last exercise, whose test cell raises "Not graded" first thing; full marks for the rest.
 
 Scores are read per exercise from nbgrader's gradebook. The same run scans for leaked answers: the by-hand answers of
-the reference submission appear in no code of the release, in no prose, and in no output of the unchanged
+the reference (the text's numbers) appear in no code of the release, in no prose, and in no output of the reference
 submission outside the exercise's own cells.
 
 Slow (each notebook is executed three times), so ``make test`` skips it and CI runs it with ``make test-grading``
@@ -19,15 +25,18 @@ Slow (each notebook is executed three times), so ``make test`` skips it and CI r
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant
+from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
 from course_lib.paths import NOTEBOOKS_DIR
 from tools.exercise_check import (
     answer_strings,
@@ -44,22 +53,35 @@ from tools.exercise_check import (
 from tools.nbval_env import nbval_environ
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
-STUDENTS = ("reference", "unchanged", "shortcut")
-CONFIG = """c = get_config()
+# The reference solutions are handed in as student "0": the guard writes that id as VARIANT, and variant 0 has the
+# numbers of the text, whose answers the leak scan looks for.
+REFERENCE = "0"
+STUDENTS = (REFERENCE, "unchanged", "shortcut")
+CONFIG = """from course_lib.classroom.release import configure
+
+c = get_config()
 c.CourseDirectory.course_id = "self-attention"
-c.Execute.timeout = 600  # nbgrader's default is 30 s a cell; the course's training cells take up to about 40 s
+configure(c)  # named stubs in the release, the guard in autograde, 600 s a cell
 """
+TAMPERING = "\ncl.check_answer = lambda *args, **kwargs: None  # tampering: every later check passes\n"
 
 needs_grading = pytest.mark.skipif(
     os.environ.get("COURSE_GRADING") != "1", reason="slow: set COURSE_GRADING=1 (make test-grading, run by CI)"
 )
 
 
-def nbgrader(root: Path, *args: str) -> None:
+def nbgrader(root: Path, *args: str) -> str:
+    """Run an nbgrader command in the course ``root``; its log (nbgrader logs to stderr)."""
     env = {**nbval_environ(os.environ), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force"], cwd=root, env=env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout + done.stderr
+
+
+def submit(root: Path, assignment: str, name: str, student: str, nb: nbformat.NotebookNode) -> None:
+    (root / "submitted" / student / assignment).mkdir(parents=True)
+    nbformat.write(nb, root / "submitted" / student / assignment / name)
 
 
 def grades(root: Path, notebook: str, assignment: str) -> dict[str, dict[str, float]]:
@@ -72,25 +94,73 @@ def grades(root: Path, notebook: str, assignment: str) -> dict[str, dict[str, fl
         }
 
 
-def submissions(source: nbformat.NotebookNode, release: nbformat.NotebookNode, shortcuts: dict[str, str]):
-    """The three submitted notebooks: student -> notebook, from the nbgrader source and its release."""
+def submission(source, release, answer: Callable[[Exercise], str]) -> nbformat.NotebookNode:
+    """The release with each answer cell's source replaced by ``answer(exercise)``."""
+    by_answer_id = {source.cells[e.solution_cell].metadata["nbgrader"]["grade_id"]: e for e in find_exercises(source)}
+    nb = nbformat.from_dict(nbformat.reads(nbformat.writes(release), as_version=4))
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = answer(by_answer_id[cell.metadata["nbgrader"]["grade_id"]])
+    return nb
+
+
+COPYABLE_TAG = "COPYABLE-ANSWERS="
+
+
+def copyable_answers_cell(names: list[str]) -> nbformat.NotebookNode:
+    """A cell that prints, for each name, Python code that rebuilds its value (a tensor with its dtype), as JSON."""
+    return nbformat.v4.new_code_cell(
+        "import json as _json\n"
+        "def _code(v):\n"
+        "    if isinstance(v, torch.Tensor):\n"
+        "        return f'torch.tensor({v.tolist()!r}, dtype={v.dtype})'\n"
+        "    return repr(v)\n"
+        f"print({COPYABLE_TAG!r} + _json.dumps({{n: _code(globals()[n]) for n in {names!r} if n in globals()}}))"
+    )
+
+
+def read_copyable(nb: nbformat.NotebookNode) -> dict[str, str]:
+    text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []))
+    return json.loads(text.split(COPYABLE_TAG, 1)[1].strip())
+
+
+def reference_submission(source, release) -> nbformat.NotebookNode:
+    """The reference solutions, then two cells that print the by-hand answers (for the leak scan, and to copy)."""
     exercises = find_exercises(source)
-    by_answer_id = {source.cells[e.solution_cell].metadata["nbgrader"]["grade_id"]: e for e in exercises}
-    made = {name: nbformat.from_dict(nbformat.reads(nbformat.writes(release), as_version=4)) for name in STUDENTS}
-    values = []
-    for name, nb in made.items():
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if not meta.get("solution") or name == "unchanged":
-                continue
-            ex = by_answer_id[meta["grade_id"]]
-            reference = solution_code(source.cells[ex.solution_cell].source)
-            cell.source = shortcuts[ex.label] if name == "shortcut" and ex.label in shortcuts else reference
-    for ex in exercises:
-        values += value_answers(source.cells[ex.solution_cell].source, ex.label)
-    made["reference"].cells.append(answers_cell(values))
-    set_variant(made["shortcut"], "student-b")
-    return made
+    nb = submission(source, release, lambda ex: solution_code(source.cells[ex.solution_cell].source))
+    values = [v for ex in exercises for v in value_answers(source.cells[ex.solution_cell].source, ex.label)]
+    nb.cells += [answers_cell(values), copyable_answers_cell(values)]
+    return nb
+
+
+def shortcut_submission(source, release, shortcuts: dict[str, str], copied: dict) -> nbformat.NotebookNode:
+    """Library calls, another student's by-hand answers as literals, and tampering at the end of the last answer."""
+    last, copy = find_exercises(source)[-1].label, copied_exercise(source, shortcuts)
+
+    def answer(ex: Exercise) -> str:
+        reference = solution_code(source.cells[ex.solution_cell].source)
+        values = value_answers(source.cells[ex.solution_cell].source, ex.label)
+        code = shortcuts.get(ex.label, reference)
+        if copy is not None and ex.label == copy.label:  # numbers worked out by someone else, typed in
+            code = "\n".join(f"{name} = {copied[name]}" for name in values)
+        return code + (TAMPERING if ex.label == last else "")
+
+    return submission(source, release, answer)
+
+
+def copied_exercise(source, shortcuts: dict[str, str]) -> Exercise | None:
+    """The by-hand exercise whose answers the shortcut submission copies: the first that depends on the student's
+    numbers, not the last (which tampers). The other by-hand exercises keep the reference solution, graded for the
+    shortcut student's own numbers."""
+    exercises = find_exercises(source)[:-1]
+    copyable = [ex for ex in exercises if ex.label not in shortcuts and depends_on_the_student(source, ex)
+                and value_answers(source.cells[ex.solution_cell].source, ex.label)]  # fmt: skip
+    return copyable[0] if copyable else None
+
+
+def depends_on_the_student(source, ex: Exercise) -> bool:
+    """Whether the exercise's hidden tests recompute its answers from the student's numbers."""
+    return "VARIANT" in source.cells[ex.check_cell].source
 
 
 @needs_grading
@@ -114,25 +184,39 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     source = nbformat.read(root / "source" / assignment / nb_path.name, as_version=4)
     release = nbformat.read(root / "release" / assignment / nb_path.name, as_version=4)
     assert not any(HIDDEN_BEGIN in c.source or "BEGIN SOLUTION" in c.source for c in release.cells), "release leaks"
+    answers = [c.source for c in release.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert all("Exercise" in a and "NotImplementedError()" not in a for a in answers), "stubs say what to write"
     shortcuts, _ = load_shortcuts(nb_path)
-    for student, nb in submissions(source, release, shortcuts).items():
-        (root / "submitted" / student / assignment).mkdir(parents=True)
-        nbformat.write(nb, root / "submitted" / student / assignment / nb_path.name)
-    nbgrader(root, "autograde", assignment)
+    submit(root, assignment, nb_path.name, REFERENCE, reference_submission(source, release))
+    submit(root, assignment, nb_path.name, "unchanged", release)
+    log = nbgrader(root, "autograde", assignment)
+    copied = read_copyable(nbformat.read(root / "autograded" / REFERENCE / assignment / nb_path.name, as_version=4))
+    submit(root, assignment, nb_path.name, "shortcut", shortcut_submission(source, release, shortcuts, copied))
+    log += nbgrader(root, "autograde", assignment, "--student", "shortcut")
+    assert "has changed" not in log, "no submission changed a locked cell: nbgrader should not warn"
     nbgrader(root, "generate_feedback", assignment)
 
-    exercises = find_exercises(source)
+    exercises, copy = find_exercises(source), copied_exercise(source, shortcuts)
     tests_id = {e.label: source.cells[e.check_cell].metadata["nbgrader"]["grade_id"] for e in exercises}
     scores = grades(root, stem, assignment)
     max_points = {
         i: source.cells[e.check_cell].metadata["nbgrader"]["points"] for e in exercises for i in [tests_id[e.label]]
     }
-    assert set(scores["reference"]) == set(tests_id.values()), "every exercise is graded"
-    for label, grade_id in tests_id.items():
-        assert scores["reference"][grade_id] == max_points[grade_id], f"reference solution: {label} lost points"
+    assert set(scores[REFERENCE]) == set(tests_id.values()), "every exercise is graded"
+    for ex in exercises:
+        label, grade_id = ex.label, tests_id[ex.label]
+        assert scores[REFERENCE][grade_id] == max_points[grade_id], f"reference solution: {label} lost points"
         assert scores["unchanged"][grade_id] == 0, f"unchanged release: {label} scored"
-        expected = 0 if label in shortcuts else max_points[grade_id]
-        assert scores["shortcut"][grade_id] == expected, f"shortcut submission (student-b): {label}"
+        cheated = label in shortcuts or ex is exercises[-1] or (copy is not None and label == copy.label)
+        expected = 0 if cheated else max_points[grade_id]
+        assert scores["shortcut"][grade_id] == expected, f"shortcut submission: {label}"
+    graded_shortcut = nbformat.read(root / "autograded" / "shortcut" / assignment / nb_path.name, as_version=4)
+    for ex in [copy] if copy is not None else []:  # copied numbers fail on their values, not on their type or shape
+        errors = " ".join(f"{name}: {value}" for name, value in cell_errors(graded_shortcut.cells[ex.check_cell]))
+        assert not re.search(r"expected a torch.Tensor|dtype is|shape", errors), f"{ex.label}: {errors}"
+    last_test = graded_shortcut.cells[exercises[-1].check_cell].source
+    assert last_test.startswith("raise AssertionError('Not graded: code cell"), "tampering not flagged"
+    assert "cl.check_answer" in last_test.splitlines()[0], "the flag says what was changed"
     for student in STUDENTS:
         assert (root / "feedback" / student / assignment / f"{stem}.html").is_file(), f"no feedback for {student}"
 
@@ -148,15 +232,18 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
 
     numbers = [i for i, c in enumerate(source.cells) if c.cell_type == "code" and i not in own
                and "variant_numbers(VARIANT" in c.source]  # fmt: skip
-    for i in numbers:  # variant 0 and student-b are given different numbers, and both graded their own as right
-        printed = {s: "".join(o.get("text", "") for o in graded[s].cells[i].outputs) for s in ("reference", "shortcut")}
-        assert printed["reference"] != printed["shortcut"], f"cell {i}: the same numbers for two variants"
+    for i in numbers:  # two students are given different numbers
+        printed = {s: "".join(o.get("text", "") for o in graded[s].cells[i].outputs) for s in (REFERENCE, "shortcut")}
+        assert printed[REFERENCE] != printed["shortcut"], f"cell {i}: the same numbers for two variants"
 
-    answers = read_answers(graded["reference"])
+    answers = read_answers(graded[REFERENCE])
     texts = [(f"release, code cell {i}", c.source) for i, c in enumerate(release.cells) if c.cell_type == "code"]
     texts += [(f"prose, cell {i}", c.source) for i, c in enumerate(release.cells) if c.cell_type == "markdown"]
-    texts += [(f"output of cell {i}", output_text(c)) for i, c in enumerate(unchanged.cells)
-              if c.cell_type == "code" and i not in own]  # fmt: skip
+    texts += [
+        (f"output of cell {i}", output_text(c))
+        for i, c in enumerate(graded[REFERENCE].cells[:-2])  # the last two cells print the answers
+        if c.cell_type == "code" and i not in own
+    ]
     assert not find_leaks(answers, texts), "\n".join(find_leaks(answers, texts))
 
 
