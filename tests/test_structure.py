@@ -21,7 +21,7 @@ LONG_FUNCTIONS = {}
 
 def module_files():
     """(name, path) for every module: its dotted path inside course_lib (``attention``, ``classroom.student``); a
-    subpackage's ``__init__.py`` is the subpackage itself (``bench``). The package's own lazy ``__init__`` is left out."""
+    subpackage's ``__init__.py`` is the subpackage itself (``bench``). The package's lazy ``__init__`` is left out."""
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE).with_suffix("").parts
         parts = parts[:-1] if parts[-1] == "__init__" else parts

@@ -1,7 +1,8 @@
 r"""Time and peak memory of attention implementations against sequence length (five modules: ``methods`` what is
 measured, ``memory`` the CPU peak-memory server, ``runner`` the measurement, ``report`` tables, targets and figures,
-``cli`` the command line, :func:`course_lib.bench.cli.main`). A sixth, :mod:`course_lib.bench.kv_cache`, is a command line of its own: how much faster
-a decoder generates with its KV cache (``python -m course_lib.bench.kv_cache``; not imported here).
+``cli`` the command line, :func:`course_lib.bench.cli.main`). A sixth, :mod:`course_lib.bench.kv_cache`, is a
+command line of its own: how much faster a decoder generates with its KV cache (``python -m
+course_lib.bench.kv_cache``; not imported here).
 
     python -m course_lib.bench                                   # CPU (and CUDA when present): table + targets
     python -m course_lib.bench --csv bench.csv --plot bench.png  # also save the rows and a figure
@@ -59,7 +60,6 @@ from .memory import measure_cpu_peak
 from .methods import ALL_METHODS, DEFAULT_METHODS, BenchRow, make_method
 from .report import check_targets, describe_machine, format_table, growth_exponent, plot_results, save_csv
 from .runner import run_benchmark
-
 
 __all__ = [
     "ALL_METHODS",
