@@ -15,26 +15,27 @@ Shape legend: ``B`` batch, ``L`` new tokens in this call, ``T`` positions alread
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .grouped_query import GroupedQueryAttention, KVCache
+from .models import TransformerEncoderBlock
 from .positional import LearnedPositionalEmbedding
-from .validate import choice, integer, probability, shape_of, token_ids
+from .validate import choice, flag, instance, integer, probability, shape_of, token_ids
 
 __all__ = ["DecoderBlock", "DecoderLM"]
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
-
-class DecoderBlock(nn.Module):
+class DecoderBlock(TransformerEncoderBlock):
     """A pre-LN decoder block: ``x + Attn(LN_1(x))``, then ``h + FFN(LN_2(h))``, the attention causal.
 
-    With ``num_kv_heads = num_heads`` and no RoPE it equals ``nn.TransformerEncoderLayer(d_model, num_heads, d_ff,
-    dropout=0, activation=..., batch_first=True, norm_first=True)`` called with a causal mask (tested; the names
-    ``self_attn``, ``linear1``, ``linear2``, ``norm1``, ``norm2`` are PyTorch's). Arguments as in
-    :class:`GroupedQueryAttention`, plus ``d_ff`` (default ``4 * d_model``), ``dropout`` (on each branch and inside
-    the feed-forward network), ``activation`` (``"gelu"`` as GPT-2, or ``"relu"``) and ``layer_norm_eps``.
+    That is :class:`course_lib.models.TransformerEncoderBlock` with ``norm_first=True`` whose attention ``self_attn``
+    is a :class:`GroupedQueryAttention` (causal, with RoPE and a KV cache when asked): the feed-forward network,
+    norms, dropouts and activations are the encoder block's. With ``num_kv_heads = num_heads`` and no RoPE it equals
+    ``nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout=0, activation=..., batch_first=True,
+    norm_first=True)`` called with a causal mask (tested; the names ``self_attn``, ``linear1``, ``linear2``, ``norm1``,
+    ``norm2`` are PyTorch's). Arguments as in :class:`GroupedQueryAttention`, plus ``d_ff`` (default
+    ``4 * d_model``), ``dropout`` (on each branch and inside the feed-forward network), ``activation`` (``"gelu"`` as
+    GPT-2, or ``"relu"``) and ``layer_norm_eps``.
 
     Forward ``(x, mask=None, return_weights=False, *, cache=None, layer=0)`` as :class:`GroupedQueryAttention`:
     ``(B, L, D)`` → ``(B, L, D)`` (and the weights ``(B, H, L, S)``).
@@ -54,20 +55,9 @@ class DecoderBlock(nn.Module):
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
     ):
-        super().__init__()
-        self.self_attn = GroupedQueryAttention(
-            d_model, num_heads, num_kv_heads, bias=bias, rope=rope, rope_base=rope_base
-        )
-        d_ff = integer("d_ff", 4 * d_model if d_ff is None else d_ff, minimum=1)
-        probability("dropout", dropout)
-        self.activation = choice("activation", activation, tuple(_ACTIVATIONS))
-        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)  # D -> F
-        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)  # F -> D
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)  # inside the feed-forward network
-        self.dropout1 = nn.Dropout(dropout)  # on the attention branch
-        self.dropout2 = nn.Dropout(dropout)  # on the feed-forward branch
+        attention = GroupedQueryAttention(d_model, num_heads, num_kv_heads, bias=bias, rope=rope, rope_base=rope_base)
+        settings = dict(d_ff=d_ff, dropout=dropout, activation=activation, layer_norm_eps=layer_norm_eps, bias=bias)
+        super().__init__(d_model, num_heads, norm_first=True, attention=attention, **settings)
 
     def forward(
         self,
@@ -78,10 +68,11 @@ class DecoderBlock(nn.Module):
         cache: KVCache | None = None,
         layer: int = 0,
     ) -> Tensor | tuple[Tensor, Tensor]:
+        """The encoder block's pre-LN forward, the attention causal and fed the cache: ``(B, L, D)`` → ``(B, L, D)``."""
+        self._check_width(x)  # the edge; the attention checks the mask and the cache
         attended, weights = self.self_attn(self.norm1(x), mask, True, cache=cache, layer=layer)  # (B, L, D)
         x = x + self.dropout1(attended)
-        hidden = self.dropout(_ACTIVATIONS[self.activation](self.linear1(self.norm2(x))))  # (B, L, F)
-        x = x + self.dropout2(self.linear2(hidden))  # (B, L, D)
+        x = x + self.dropout2(self.feed_forward(self.norm2(x)))  # (B, L, D)
         return (x, weights) if return_weights else x
 
 
@@ -129,7 +120,8 @@ class DecoderLM(nn.Module):
             integer(name, value, minimum=1)
         self.max_len = integer("max_len", max_len, minimum=1)
         self.positions = choice("positions", positions, ("learned", "rope"))
-        self.vocab_size, self.num_layers, self.tie_embeddings = vocab_size, num_layers, bool(tie_embeddings)
+        self.vocab_size, self.num_layers = vocab_size, num_layers
+        self.tie_embeddings = flag("tie_embeddings", tie_embeddings)
         self.token_embedding = nn.Embedding(vocab_size, d_model)  # (V, D)
         self.position_embedding = LearnedPositionalEmbedding(max_len, d_model) if positions == "learned" else None
         self.dropout = nn.Dropout(probability("dropout", dropout))
@@ -144,9 +136,10 @@ class DecoderLM(nn.Module):
         self, tokens: Tensor, mask: Tensor | None = None, return_weights: bool = False, *, cache: KVCache | None = None
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
         token_ids("tokens", tokens, self.vocab_size)
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
-        if cache is not None and cache.num_layers != self.num_layers:
+        if (
+            instance("cache", cache, KVCache, "a KVCache", optional=True) is not None
+            and cache.num_layers != self.num_layers
+        ):
             raise ValueError(f"cache must have num_layers={self.num_layers} like the model, got {cache.num_layers}")
         past, L = (0 if cache is None else cache.length), tokens.shape[1]
         if past + L > self.max_len:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .attention import scaled_dot_product_attention
-from .masks import causal_mask
+from .attention import attend
+from .masks import causal_mask, expand_mask
 from .multihead import merge_heads, split_heads
 from .positional import apply_rope
-from .validate import broadcasts_to, integer, number, shape_of, tensor
+from .validate import flag, instance, integer, number, shape_of, tensor
 
 __all__ = ["GroupedQueryAttention", "KVCache"]
 
@@ -77,8 +77,7 @@ class KVCache:
         """
         self.layer_length(layer)  # checks layer
         for name, t in (("k", k), ("v", v)):
-            if tensor(name, t, floating=True).dim() != 4:
-                raise ValueError(f"{name} must have shape (B, H_kv, L, Dh), got {shape_of(t)}")
+            tensor(name, t, floating=True, shape=(None,) * 4, layout="(B, H_kv, L, Dh)")
         if k.shape != v.shape:
             raise ValueError(f"k and v must have the same shape, got k {shape_of(k)} and v {shape_of(v)}")
         old_k, old_v = self.keys[layer], self.values[layer]
@@ -98,23 +97,12 @@ class KVCache:
 
 def _grouped_mask(mask: Tensor | None, B: int, H: int, H_kv: int, L: int, S: int, device: torch.device) -> Tensor:
     """The causal mask of ``L`` new queries at positions ``T .. S - 1`` (the bottom rows of an ``S x S`` triangle),
-    AND ``mask`` if given; shaped ``(L, S)`` or ``(B or 1, H_kv or 1, G or 1, L, S)`` for the grouped heads."""
+    AND ``mask`` if given (checked by :func:`course_lib.masks.expand_mask`); shaped ``(L, S)`` or
+    ``(B or 1, H_kv or 1, G or 1, L, S)`` for the grouped heads."""
     causal = causal_mask(S, device=device)[S - L :]  # (L, S): query T + i sees keys 0 .. T + i
     if mask is None:
         return causal
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"mask must be a boolean tensor (True = may attend), got {got}")
-    if mask.dim() == 2:
-        mask = mask[None, None]  # (L, S) -> (1, 1, L, S)
-    elif mask.dim() == 3:
-        mask = mask[:, None]  # (B, L, S) -> (B, 1, L, S): the same for every head
-    if mask.dim() != 4 or not broadcasts_to(mask.shape, (B, H, L, S)):
-        raise ValueError(
-            f"mask must have shape (L, S), (B, L, S) or (B, H, L, S) with B={B}, H={H}, L={L}, S={S} "
-            f"(dimensions of size 1 broadcast), got {shape_of(mask)}"
-        )
-    mask = mask & causal  # (B or 1, H or 1, L, S)
+    mask = expand_mask(mask, (B, H, L, S), heads=True) & causal  # (B or 1, H or 1, L, S)
     b, h = mask.shape[:2]
     return mask[:, :, None] if h == 1 else mask.reshape(b, H_kv, H // H_kv, L, S)  # head h = kv * G + g
 
@@ -137,8 +125,9 @@ class GroupedQueryAttention(nn.Module):
         rope_base: the base of the RoPE frequencies.
 
     Forward ``(x, mask=None, return_weights=False, *, cache=None, layer=0)``:
-        ``x`` ``(B, L, D)``. Always causal; ``mask`` (boolean, True = may attend; ``(L, S)``, ``(B, L, S)`` or
-        ``(B, H, L, S)``) is an extra restriction ANDed with the causal mask, e.g. a padding mask ``(B, 1, S)``.
+        ``x`` ``(B, L, D)``. Always causal; ``mask`` (boolean, True = may attend, in a shape
+        :func:`course_lib.masks.expand_mask` accepts for a layer) is an extra restriction ANDed with the causal mask,
+        e.g. a padding mask ``(B, 1, S)``.
         With a :class:`KVCache`, ``x`` holds the ``L`` tokens that follow the ``T`` already cached: they sit at
         positions ``T .. T + L - 1`` (their RoPE angles), their keys and values are appended to ``cache`` layer
         ``layer``, and they attend to all ``S = T + L`` keys. Returns ``(B, L, D)``, and with ``return_weights``
@@ -168,7 +157,7 @@ class GroupedQueryAttention(nn.Module):
             raise ValueError(f"rope rotates pairs of dimensions: the head width d_model / num_heads = {d_head} is odd")
         self.rope_base = number("rope_base", rope_base, minimum=0, strict_minimum=True)
         self.d_model, self.num_heads, self.num_kv_heads, self.d_head = d_model, num_heads, num_kv_heads, d_head
-        self.rope = bool(rope)
+        self.rope = flag("rope", rope)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)  # H query heads side by side
         self.w_k = nn.Linear(d_model, num_kv_heads * d_head, bias=bias)  # only H_kv key heads
         self.w_v = nn.Linear(d_model, num_kv_heads * d_head, bias=bias)
@@ -183,13 +172,13 @@ class GroupedQueryAttention(nn.Module):
         cache: KVCache | None = None,
         layer: int = 0,
     ) -> Tensor | tuple[Tensor, Tensor]:
-        if tensor("x", x, floating=True).dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (B, L, d_model={self.d_model}), got {shape_of(x)}")
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
+        tensor("x", x, floating=True, shape=(None, None, self.d_model), layout=f"(B, L, d_model={self.d_model})")
+        instance("cache", cache, KVCache, "a KVCache", optional=True)
         B, L, _ = x.shape
         H, H_kv, Dh = self.num_heads, self.num_kv_heads, self.d_head
         past = 0 if cache is None else cache.layer_length(layer)  # T
+        S = past + L
+        mask = _grouped_mask(mask, B, H, H_kv, L, S, x.device)  # the edge: checked before anything is cached
         q = split_heads(self.w_q(x), H)  # (B, H, L, Dh)
         k = split_heads(self.w_k(x), H_kv)  # (B, H_kv, L, Dh)
         v = split_heads(self.w_v(x), H_kv)  # (B, H_kv, L, Dh)
@@ -198,10 +187,8 @@ class GroupedQueryAttention(nn.Module):
             q, k = apply_rope(q, positions, self.rope_base), apply_rope(k, positions, self.rope_base)
         if cache is not None:
             k, v = cache.append(layer, k, v)  # (B, H_kv, S, Dh)
-        S = past + L
-        mask = _grouped_mask(mask, B, H, H_kv, L, S, x.device)
         q = q.view(B, H_kv, H // H_kv, L, Dh)  # (B, H_kv, G, L, Dh): query head h = kv * G + g
-        out, weights = scaled_dot_product_attention(q, k[:, :, None], v[:, :, None], mask, return_weights=True)
+        out, weights = attend(q, k[:, :, None], v[:, :, None], mask)  # (B, H_kv, G, L, Dh), (B, H_kv, G, L, S)
         out = self.w_o(merge_heads(out.reshape(B, H, L, Dh)))  # (B, H_kv, G, L, Dh) -> (B, H, L, Dh) -> (B, L, D)
         return (out, weights.reshape(B, H, L, S)) if return_weights else out
 

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .multihead import MultiHeadAttention
-from .validate import integer, probability, shape_of, tensor
+from .validate import choice, flag, instance, integer, probability, tensor
 
 __all__ = ["TransformerEncoder", "TransformerEncoderBlock"]
 
@@ -43,7 +43,7 @@ def _activation_name(activation: object) -> str:
         return "relu"
     if activation is F.gelu or (isinstance(activation, nn.GELU) and activation.approximate == "none"):
         return "gelu"
-    raise ValueError(f"activation {activation!r} is not supported: use relu or gelu")
+    return choice("activation", activation, tuple(_ACTIVATIONS))  # raises the one message for a bad activation
 
 
 class TransformerEncoderBlock(nn.Module):
@@ -59,11 +59,14 @@ class TransformerEncoderBlock(nn.Module):
             ``True`` for pre-LN (LayerNorm at the start of each sublayer's branch, most models since 2019).
         layer_norm_eps: the ``eps`` of both LayerNorms.
         bias: biases in the attention projections and the feed-forward layers.
+        attention: the self-attention sublayer ``self_attn``, default ``MultiHeadAttention(d_model, num_heads,
+            bias=bias)``; a subclass passes its own (:class:`course_lib.decoder.DecoderBlock`: a causal
+            :class:`course_lib.grouped_query.GroupedQueryAttention`).
 
     Forward ``(x, mask=None, return_weights=False)``:
-        ``x`` ``(B, L, D)``; ``mask`` boolean, True = may attend, any shape :class:`MultiHeadAttention` accepts
-        (``(L, L)``, ``(B, L, L)``, a padding mask ``(B, 1, L)``, ``(B, H, L, L)``). Returns ``(B, L, D)``, and
-        with ``return_weights`` also the attention weights ``(B, H, L, L)``.
+        ``x`` ``(B, L, D)``; ``mask`` boolean, True = may attend, in a shape :func:`course_lib.masks.expand_mask`
+        accepts for a layer (a padding mask ``(B, 1, L)`` among them). Returns ``(B, L, D)``, and with
+        ``return_weights`` also the attention weights ``(B, H, L, L)``.
     """
 
     def __init__(
@@ -76,17 +79,19 @@ class TransformerEncoderBlock(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
+        *,
+        attention: nn.Module | None = None,
     ):
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
         for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_ff", d_ff)):
             integer(name, value, minimum=1)
         probability("dropout", dropout)
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        self.activation = choice("activation", activation, tuple(_ACTIVATIONS))
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
-        self.activation, self.norm_first = activation, bool(norm_first)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias)
+        self.norm_first = flag("norm_first", norm_first)
+        instance("attention", attention, nn.Module, "a torch.nn.Module", optional=True)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias) if attention is None else attention
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)  # W_1: D -> F
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)  # W_2: F -> D
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -99,23 +104,22 @@ class TransformerEncoderBlock(nn.Module):
         """The position-wise MLP ``sigma(x W_1 + b_1) W_2 + b_2``: ``(B, L, D)`` → ``(B, L, F)`` → ``(B, L, D)``."""
         return self.linear2(self.dropout(_ACTIVATIONS[self.activation](self.linear1(x))))
 
-    def _attend(self, x: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
-        out, weights = self.self_attn(x, mask=mask, return_weights=True)  # (B, L, D), (B, H, L, L)
-        return self.dropout1(out), weights
+    def _check_width(self, x: object) -> None:
+        """The edge of a block: ``x`` must be ``(B, L, D)`` with this block's ``D`` (before a LayerNorm sees it)."""
+        tensor("x", x, shape=(None, None, self.d_model), layout=f"(B, L, d_model={self.d_model})")
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
     ) -> Tensor | tuple[Tensor, Tensor]:
         """``x (B, L, D)`` → ``(B, L, D)`` (and the weights ``(B, H, L, L)`` with ``return_weights``)."""
-        if tensor("x", x).dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (B, L, d_model={self.d_model}), got {shape_of(x)}")
+        self._check_width(x)  # the edge; the attention checks the mask
         if self.norm_first:  # pre-LN: x + f(LN(x))
-            attended, weights = self._attend(self.norm1(x), mask)
-            x = x + attended  # (B, L, D)
+            attended, weights = self.self_attn(self.norm1(x), mask=mask, return_weights=True)  # (B, L, D), (B, H, L, L)
+            x = x + self.dropout1(attended)
             x = x + self.dropout2(self.feed_forward(self.norm2(x)))
         else:  # post-LN: LN(x + f(x))
-            attended, weights = self._attend(x, mask)
-            x = self.norm1(x + attended)
+            attended, weights = self.self_attn(x, mask=mask, return_weights=True)
+            x = self.norm1(x + self.dropout1(attended))
             x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return (x, weights) if return_weights else x
 
@@ -126,8 +130,7 @@ class TransformerEncoderBlock(nn.Module):
         Pass masks to ``layer`` the PyTorch way: ``src_key_padding_mask = ~valid`` (True = padding), and to this
         block the course's way: ``mask = valid[:, None, :]`` (True = may attend).
         """
-        if not isinstance(layer, nn.TransformerEncoderLayer):
-            raise TypeError(f"layer must be a torch.nn.TransformerEncoderLayer, got {type(layer).__name__}")
+        instance("layer", layer, nn.TransformerEncoderLayer, "a torch.nn.TransformerEncoderLayer")
         weight = layer.linear1.weight
         new = cls(
             layer.self_attn.embed_dim,
@@ -184,7 +187,7 @@ class TransformerEncoder(nn.Module):
             TransformerEncoderBlock(d_model, num_heads, d_ff, dropout, activation, norm_first, layer_norm_eps)
             for _ in range(num_layers)
         )
-        final_norm = norm_first if final_norm is None else final_norm
+        final_norm = norm_first if final_norm is None else flag("final_norm", final_norm)
         self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if final_norm else None
 
     def forward(
@@ -202,8 +205,7 @@ class TransformerEncoder(nn.Module):
     @classmethod
     def from_torch(cls, encoder: nn.TransformerEncoder) -> TransformerEncoder:
         """A copy of an ``nn.TransformerEncoder`` (its layers and its optional final ``norm``)."""
-        if not isinstance(encoder, nn.TransformerEncoder):
-            raise TypeError(f"encoder must be a torch.nn.TransformerEncoder, got {type(encoder).__name__}")
+        instance("encoder", encoder, nn.TransformerEncoder, "a torch.nn.TransformerEncoder")
         first = encoder.layers[0]
         new = cls(
             first.self_attn.embed_dim,

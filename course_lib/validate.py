@@ -33,6 +33,7 @@ __all__ = [
     "compute_dtype",
     "flag",
     "integer",
+    "instance",
     "integer_or_range",
     "number",
     "probability",
@@ -93,6 +94,16 @@ def flag(name: str, value: object) -> bool:
     """``value`` if it is a bool; TypeError otherwise (``1`` or ``None`` is not a flag)."""
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, got {_describe(value)}")
+    return value
+
+
+def instance(name: str, value: object, kind: type | tuple[type, ...], what: str, *, optional: bool = False) -> object:
+    """``value`` if it is an instance of ``kind`` (or ``None`` when ``optional``); TypeError naming ``what`` otherwise.
+
+    ``what`` says what is expected in words: ``instance("conv", conv, nn.Conv2d, "a torch.nn.Conv2d")``.
+    """
+    if not (isinstance(value, kind) or (optional and value is None)):
+        raise TypeError(f"{name} must be {what}{' or None' if optional else ''}, got {type(value).__name__}")
     return value
 
 

@@ -15,6 +15,7 @@ from course_lib import (
     GroupedQueryAttention,
     KVCache,
     MultiHeadAttention,
+    TransformerEncoderBlock,
     causal_mask,
     padding_mask,
     rope_rotation_matrix,
@@ -298,3 +299,19 @@ def test_bad_arguments_name_what_is_wrong():
         model(tokens(), mask=torch.ones(9, 9))
     with pytest.raises(ValueError, match="mask must have shape"):
         model(tokens(), mask=torch.ones(9, 8, dtype=torch.bool))
+
+
+def test_the_decoder_block_is_the_encoder_block_with_causal_attention():
+    block = DecoderBlock(8, 4, 2, d_ff=16)
+    assert isinstance(block, TransformerEncoderBlock) and block.norm_first
+    assert isinstance(block.self_attn, GroupedQueryAttention)
+    assert list(block.state_dict()) == [  # PyTorch's names, as before the block shared the encoder's code
+        *(f"self_attn.{w}.{p}" for w in ("w_q", "w_k", "w_v", "w_o") for p in ("weight", "bias")),
+        *(f"{m}.{p}" for m in ("linear1", "linear2", "norm1", "norm2") for p in ("weight", "bias")),
+    ]
+    for make in (
+        lambda: DecoderBlock(8, 4, activation="tanh"),
+        lambda: TransformerEncoderBlock(8, 4, activation="tanh"),
+    ):
+        with pytest.raises(ValueError, match="activation must be one of 'relu', 'gelu'; got 'tanh'"):
+            make()

@@ -247,7 +247,10 @@ def test_classifier_runs_on_the_device(device):
     "make,words",
     [
         (lambda: TransformerEncoderBlock(10, 3), "d_model=10 is not divisible by num_heads=3"),
-        (lambda: TransformerEncoderBlock(16, 2, activation="tanh"), "activation must be one of ['gelu', 'relu']"),
+        (
+            lambda: TransformerEncoderBlock(16, 2, activation="tanh"),
+            "activation must be one of 'relu', 'gelu'; got 'tanh'",
+        ),
         (lambda: TransformerEncoderBlock(16, 2, dropout=1.0), "dropout must be < 1.0, got 1.0"),
         (lambda: TransformerEncoder(16, 2, 0), "num_layers must be >= 1"),
         (lambda: SequenceClassifier(10, 2, positions="rope"), "positions must be 'sinusoidal', 'learned' or None"),
@@ -259,7 +262,7 @@ def test_classifier_runs_on_the_device(device):
             lambda: TransformerEncoderBlock.from_torch(
                 nn.TransformerEncoderLayer(16, 2, activation=nn.GELU(approximate="tanh"), batch_first=True)
             ),
-            "is not supported: use relu or gelu",
+            "activation must be one of 'relu', 'gelu'; got GELU(approximate='tanh')",
         ),
     ],
 )
