@@ -145,6 +145,7 @@ class SelfAttention(nn.Module):
         d_v = d_k if d_v is None else d_v
         for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
             integer(name, value, minimum=1)
+        flag("bias", bias)
         self.d_model, self.d_k, self.d_v = d_model, d_k, d_v
         self.w_q = nn.Linear(d_model, d_k, bias=bias)
         self.w_k = nn.Linear(d_model, d_k, bias=bias)

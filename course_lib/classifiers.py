@@ -14,17 +14,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from .masks import expand_mask
 from .models import TransformerEncoder
 from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
-from .validate import integer
+from .validate import integer, tensor
 
 __all__ = ["BagOfEmbeddings", "SequenceClassifier"]
 
 
 def _token_mask(tokens: Tensor, pad_index: int) -> Tensor:
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2 or tokens.dtype.is_floating_point:
-        got = f"{tuple(tokens.shape)} {tokens.dtype}" if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens must be an integer tensor of shape (B, L), got {got}")
+    tensor("tokens", tokens, integral=True, shape=(None, None), layout="(B, L)")
     return tokens != pad_index  # (B, L), True = a real token
 
 
@@ -111,11 +110,7 @@ class SequenceClassifier(nn.Module):
         h, valid = self.embed(x)  # (B, L', D), (B, L')
         allowed = valid[:, None, :]  # (B, 1, L'): the padding mask, the same for every query
         if mask is not None:
-            if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-                raise TypeError(
-                    f"mask must be a boolean tensor (True = may attend), got {getattr(mask, 'dtype', mask)}"
-                )
-            allowed = allowed & mask  # (B, L', L')
+            allowed = allowed & expand_mask(mask, (h.shape[0], h.shape[1], h.shape[1]))  # (B, L', L')
         h, weights = self.encoder(h, mask=allowed, return_weights=True)  # (B, L', D)
         if self.pooling == "cls":
             pooled = h[:, 0]  # (B, D): the class token's output

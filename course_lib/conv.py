@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
-from .validate import integer, number
+from .validate import flag, instance, integer, number, tensor
 
 __all__ = [
     "conv_as_attention",
@@ -153,14 +153,8 @@ def shift_attention_weights(
 
 
 def _check_conv(x: object, conv: object) -> tuple[int, int]:
-    if not isinstance(conv, nn.Conv2d):
-        raise TypeError(f"conv must be a torch.nn.Conv2d, got {type(conv).__name__}")
-    if not isinstance(x, Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if not x.dtype.is_floating_point:
-        raise TypeError(f"x must have a floating dtype, got {x.dtype}")
-    if x.dim() != 4:
-        raise ValueError(f"x must have shape (B, C_in, H, W), got {tuple(x.shape)}")
+    instance("conv", conv, nn.Conv2d, "a torch.nn.Conv2d")
+    tensor("x", x, floating=True, shape=(None,) * 4, layout="(B, C_in, H, W)")
     kh, kw = conv.kernel_size
     if kh != kw or kh % 2 == 0:
         raise ValueError(f"conv must have a square kernel of odd size K, got kernel_size={conv.kernel_size}")
@@ -212,6 +206,7 @@ def conv_as_attention(
     """
     k, p = _check_conv(x, conv)
     _check_alpha(alpha)
+    flag("return_weights", return_weights)
     b, c_in, h, w = x.shape
     c_out = conv.out_channels
     heads = k * k

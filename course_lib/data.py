@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from .paths import DATA_DIR
-from .validate import integer
+from .validate import integer, integer_or_range
 
 __all__ = ["associative_recall", "recall_task", "recall_token_names"]
 
@@ -60,17 +60,7 @@ def recall_task(
     integer("num_samples", num_samples, minimum=1)
     integer("num_values", num_values, minimum=2)
     integer("num_distractors", num_distractors, minimum=1)
-    if isinstance(distance, tuple):
-        if len(distance) != 2:
-            raise ValueError(f"distance must be an int or a (low, high) pair, got {distance!r}")
-        low, high = distance
-        integer("distance[0]", low, minimum=1)
-        integer("distance[1]", high, minimum=1)
-        if low > high:
-            raise ValueError(f"distance range must have low <= high, got {distance!r}")
-    else:
-        integer("distance", distance, minimum=1)
-        low = high = distance
+    low, high = integer_or_range("distance", distance, minimum=1)
     length = high + 1 if length is None else length
     integer("length", length, minimum=2)
     if length < high + 1:
@@ -127,17 +117,7 @@ def associative_recall(
     integer("num_samples", num_samples, minimum=1)
     integer("num_keys", num_keys, minimum=1)
     integer("num_values", num_values, minimum=2)
-    if isinstance(num_pairs, tuple):
-        if len(num_pairs) != 2:
-            raise ValueError(f"num_pairs must be an int or a (low, high) pair, got {num_pairs!r}")
-        low, high = num_pairs
-        integer("num_pairs[0]", low, minimum=1)
-        integer("num_pairs[1]", high, minimum=1)
-        if low > high:
-            raise ValueError(f"num_pairs range must have low <= high, got {num_pairs!r}")
-    else:
-        integer("num_pairs", num_pairs, minimum=1)
-        low = high = num_pairs
+    low, high = integer_or_range("num_pairs", num_pairs, minimum=1)
     max_pairs = high if max_pairs is None else max_pairs
     integer("max_pairs", max_pairs, minimum=1)
     if not high <= max_pairs <= num_keys:

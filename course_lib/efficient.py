@@ -34,9 +34,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .attention import scaled_dot_product_attention
+from .attention import attend
 from .masks import causal_mask, window_mask
-from .validate import attention_inputs, compute_dtype, integer, same_length
+from .validate import attention_inputs, compute_dtype, flag, integer, same_length
 
 __all__ = [
     "chunked_attention",
@@ -67,7 +67,8 @@ def sliding_window_attention_reference(
     attention_inputs(q, k, v)
     n = same_length(q, k, "sliding-window attention")
     integer("window", window, minimum=0)
-    return scaled_dot_product_attention(q, k, v, window_mask(n, window, causal, device=q.device), scale=scale)
+    out, _ = attend(q, k, v, window_mask(n, window, causal, device=q.device), scale=scale)  # (..., N, Dv)
+    return out
 
 
 def sliding_window_attention(
@@ -106,6 +107,7 @@ def sliding_window_attention(
     batch = attention_inputs(q, k, v)
     n = same_length(q, k, "sliding-window attention")
     integer("window", window, minimum=0)
+    flag("causal", causal)
     smallest_block = max(min(window, n - 1), 1)  # a window wider than the sequence is the whole sequence
     if block_size is None:
         block_size = smallest_block
@@ -155,8 +157,9 @@ def chunked_attention_reference(
     :func:`chunked_attention` must reproduce. Equals ``F.scaled_dot_product_attention(q, k, v, is_causal=causal)``.
     """
     attention_inputs(q, k, v)
-    mask = causal_mask(q.shape[-2], num_keys=k.shape[-2], device=q.device) if causal else None
-    return scaled_dot_product_attention(q, k, v, mask, scale=scale)
+    mask = causal_mask(q.shape[-2], num_keys=k.shape[-2], device=q.device) if flag("causal", causal) else None
+    out, _ = attend(q, k, v, mask, scale=scale)  # (..., L, Dv)
+    return out
 
 
 def chunked_attention(
@@ -197,6 +200,7 @@ def chunked_attention(
     """
     batch = attention_inputs(q, k, v)
     integer("chunk_size", chunk_size, minimum=1)
+    flag("causal", causal)
     l, s, dk, dv = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     dtype, compute = q.dtype, compute_dtype(q.dtype)
     scale = 1.0 / math.sqrt(dk) if scale is None else scale

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .decoder import DecoderLM
 from .grouped_query import KVCache
-from .validate import compute_dtype, integer, number, shape_of, tensor, token_ids
+from .validate import compute_dtype, flag, instance, integer, number, shape_of, tensor, token_ids
 
 __all__ = ["generate", "sample_next_token", "top_k_filter", "top_p_filter"]
 
@@ -74,8 +74,7 @@ def _check_sampling(
     if temperature is None and (top_k is not None or top_p is not None):
         name = "top_k" if top_k is not None else "top_p"
         raise ValueError(f"{name} filters sampling, but temperature=None means greedy: give a temperature too")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    instance("generator", generator, torch.Generator, "a torch.Generator", optional=True)
 
 
 def sample_next_token(
@@ -133,14 +132,12 @@ def generate(
     ``ValueError`` — no sliding window. The model is used in whatever mode it is in: call ``model.eval()`` first if
     it has dropout. Tokens and logits are on the model's device; the dtype of the logits is the model's.
     """
-    if not isinstance(model, DecoderLM):
-        raise TypeError(f"model must be a course_lib DecoderLM, got {type(model).__name__}")
+    instance("model", model, DecoderLM, "a course_lib DecoderLM")
     token_ids("prompt", prompt, model.vocab_size)
     integer("max_new_tokens", max_new_tokens, minimum=0)
     _check_sampling(temperature, top_k, top_p, generator)
-    for name, flag in (("use_cache", use_cache), ("return_logits", return_logits)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    flag("use_cache", use_cache)
+    flag("return_logits", return_logits)
     B, P = prompt.shape
     if prompt.device != model.lm_head.weight.device:
         raise ValueError(f"prompt is on {prompt.device} but the model on {model.lm_head.weight.device}: move one")

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .masks import causal_mask
-from .validate import attention_inputs, compute_dtype, integer, number, same_length, shape_of
+from .validate import attention_inputs, compute_dtype, flag, integer, number, same_length, shape_of
 
 __all__ = ["elu_feature_map", "linear_attention", "linear_attention_reference", "linear_attention_weights"]
 
@@ -61,7 +61,7 @@ def linear_attention_weights(
     """
     attention_inputs(q, k)
     number("eps", eps, minimum=0)
-    if causal:
+    if flag("causal", causal):
         same_length(q, k, "causal linear attention")
     compute = compute_dtype(q.dtype)
     fq, fk = _features(q.to(compute), k.to(compute), feature_map)
@@ -135,7 +135,7 @@ def linear_attention(
     batch = attention_inputs(q, k, v)
     integer("chunk_size", chunk_size, minimum=1)
     number("eps", eps, minimum=0)
-    if causal:
+    if flag("causal", causal):
         same_length(q, k, "causal linear attention")
     dtype, compute = q.dtype, compute_dtype(q.dtype)
     fq, fk = _features(q.to(compute), k.to(compute), feature_map)  # (..., L, F), (..., S, F)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from .validate import broadcasts_to, integer, shape_of
+from .validate import broadcasts_to, flag, integer, shape_of, tensor
 
 __all__ = [
     "bigbird_mask",
@@ -101,11 +101,7 @@ def padding_mask(lengths: Tensor | list[int], max_len: int) -> Tensor:
     The device follows ``lengths`` when it is a tensor.
     """
     integer("max_len", max_len, minimum=0)
-    lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1:
-        raise ValueError(f"lengths must be 1-D (B,), got shape {tuple(lengths.shape)}")
-    if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise TypeError(f"lengths must hold integers, got dtype {lengths.dtype}")
+    lengths = tensor("lengths", torch.as_tensor(lengths), integral=True, shape=(None,), layout="(B,)")
     if lengths.numel() and (int(lengths.min()) < 0 or int(lengths.max()) > max_len):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {lengths.tolist()}")
     positions = torch.arange(max_len, device=lengths.device)  # (S,)
@@ -120,6 +116,7 @@ def window_mask(n: int, window: int, causal: bool = False, *, device: torch.devi
     """
     integer("n", n, minimum=0)
     integer("window", window, minimum=0)
+    flag("causal", causal)
     i = torch.arange(n, device=device)[:, None]
     j = torch.arange(n, device=device)[None, :]
     offset = i - j  # (N, N), how far key j lies behind query i

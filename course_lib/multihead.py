@@ -15,7 +15,7 @@ from torch import Tensor, nn
 
 from .attention import attend
 from .masks import expand_mask
-from .validate import integer, shape_of, tensor
+from .validate import flag, instance, integer, shape_of, tensor
 
 __all__ = ["MultiHeadAttention", "merge_heads", "split_heads"]
 
@@ -26,8 +26,7 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     ``(B, L, D)`` → ``(B, H, L, Dh)`` with ``Dh = D / H``: head ``h`` gets columns ``h*Dh : (h+1)*Dh``.
     """
     integer("num_heads", num_heads, minimum=1)
-    if x.dim() != 3:
-        raise ValueError(f"x must have shape (B, L, D), got {shape_of(x)}")
+    tensor("x", x, shape=(None,) * 3, layout="(B, L, D)")
     B, L, D = x.shape
     if D % num_heads:
         raise ValueError(f"the width D={D} of x {shape_of(x)} is not divisible by num_heads={num_heads}")
@@ -36,8 +35,7 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
 
 def merge_heads(x: Tensor) -> Tensor:
     """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dh)`` → ``(B, L, H*Dh)``."""
-    if tensor("x", x).dim() != 4:
-        raise ValueError(f"x must have shape (B, H, L, Dh), got {shape_of(x)}")
+    tensor("x", x, shape=(None,) * 4, layout="(B, H, L, Dh)")
     B, H, L, Dh = x.shape
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)
 
@@ -73,6 +71,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         for name, value in (("d_model", d_model), ("num_heads", num_heads)):
             integer(name, value, minimum=1)
+        flag("bias", bias)
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
@@ -128,8 +127,7 @@ class MultiHeadAttention(nn.Module):
         Outputs match when ``m`` has ``dropout=0`` or is in eval mode. Modules with ``kdim``/``vdim`` different
         from ``embed_dim``, ``add_bias_kv`` or ``add_zero_attn`` have no counterpart here (``ValueError``).
         """
-        if not isinstance(m, nn.MultiheadAttention):
-            raise TypeError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        instance("m", m, nn.MultiheadAttention, "a torch.nn.MultiheadAttention")
         if not m._qkv_same_embed_dim:
             raise ValueError(f"kdim={m.kdim} / vdim={m.vdim} differ from embed_dim={m.embed_dim}: not supported")
         if m.bias_k is not None or m.add_zero_attn:

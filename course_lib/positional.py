@@ -23,7 +23,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import integer, number
+from .validate import broadcasts_to, integer, number, tensor
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -149,12 +149,7 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0
     Returns:
         a new tensor of ``x``'s shape, dtype and device (angles computed in float32, or float64 for float64 ``x``).
     """
-    if not isinstance(x, Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if not x.dtype.is_floating_point:
-        raise TypeError(f"x must have a floating dtype, got {x.dtype}")
-    if x.dim() < 2:
-        raise ValueError(f"x must have shape (..., L, D), got {tuple(x.shape)}")
+    tensor("x", x, floating=True, shape=(..., None, None), layout="(..., L, D)")
     L, D = x.shape[-2], x.shape[-1]
     if D % 2:
         raise ValueError(f"RoPE rotates pairs of dimensions, so the last dimension D of x must be even, got {D}")
@@ -163,11 +158,7 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0
         positions = torch.arange(L, device=x.device)
     elif not isinstance(positions, Tensor):
         positions = torch.as_tensor(positions, device=x.device)
-    try:
-        ok = torch.broadcast_shapes(positions.shape, x.shape[:-1]) == x.shape[:-1]
-    except RuntimeError:
-        ok = False
-    if not ok:
+    if not broadcasts_to(positions.shape, x.shape[:-1]):
         raise ValueError(
             f"positions of shape {tuple(positions.shape)} do not broadcast to x.shape[:-1] = {tuple(x.shape[:-1])} "
             f"(x has shape {tuple(x.shape)}; expected e.g. ({L},))"
@@ -214,8 +205,7 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.embedding.weight
 
     def forward(self, x: Tensor, positions: Tensor | None = None) -> Tensor:
-        if x.dim() < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (..., L, d_model={self.d_model}), got {tuple(x.shape)}")
+        tensor("x", x, shape=(..., None, self.d_model), layout=f"(..., L, d_model={self.d_model})")
         L = x.shape[-2]
         if positions is None:
             if L > self.max_len:

@@ -18,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .validate import integer, shape_of, tensor
+from .validate import flag, instance, integer, shape_of, tensor
 
 __all__ = [
     "VanillaRNN",
@@ -58,6 +58,7 @@ class VanillaRNN(nn.Module):
         super().__init__()
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
             integer(name, value, minimum=1)
+        flag("bias", bias)
         if nonlinearity not in _ACTIVATIONS:
             raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
@@ -80,8 +81,7 @@ class VanillaRNN(nn.Module):
     def from_torch(cls, rnn: nn.RNN) -> VanillaRNN:
         """A :class:`VanillaRNN` holding copies of the weights of a one-layer, one-directional ``nn.RNN``
         (on the same device, with the same dtype). Our module is always batch-first, whatever ``rnn.batch_first``."""
-        if not isinstance(rnn, nn.RNN):
-            raise TypeError(f"rnn must be a torch.nn.RNN, got {type(rnn).__name__}")
+        instance("rnn", rnn, nn.RNN, "a torch.nn.RNN")
         if rnn.num_layers != 1 or rnn.bidirectional:
             raise ValueError(
                 f"only a one-layer, one-directional nn.RNN can be copied, got num_layers={rnn.num_layers}, "
@@ -150,9 +150,7 @@ def _check_sequence(x: object, input_size: int | None = None) -> None:
 def _as_vanilla(rnn: VanillaRNN | nn.RNN) -> VanillaRNN:
     if isinstance(rnn, VanillaRNN):
         return rnn
-    if isinstance(rnn, nn.RNN):
-        return VanillaRNN.from_torch(rnn)
-    raise TypeError(f"rnn must be a VanillaRNN or an nn.RNN, got {type(rnn).__name__}")
+    return VanillaRNN.from_torch(instance("rnn", rnn, nn.RNN, "a VanillaRNN or an nn.RNN"))
 
 
 def hidden_jacobians(rnn: VanillaRNN | nn.RNN, x: Tensor, h0: Tensor | None = None) -> Tensor:
@@ -219,8 +217,7 @@ def input_gradient_norms(model: nn.Module, x: Tensor, *, ord: int | str = 2) -> 
 
 
 def _check_lstm(lstm: nn.LSTM, x: Tensor) -> None:
-    if not isinstance(lstm, nn.LSTM):
-        raise TypeError(f"lstm must be a torch.nn.LSTM, got {type(lstm).__name__}")
+    instance("lstm", lstm, nn.LSTM, "a torch.nn.LSTM")
     if lstm.num_layers != 1 or lstm.bidirectional or lstm.proj_size or not lstm.batch_first:
         raise ValueError(
             "lstm must be a one-layer, one-directional nn.LSTM with batch_first=True and no projection, got "

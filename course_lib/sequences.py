@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import torch
 from torch import Tensor
 
-from .validate import integer, number, shape_of, tensor
+from .validate import integer, number, tensor
 
 __all__ = [
     "Vocab",
@@ -111,16 +111,10 @@ class Vocab:
     def decode(self, indices: Tensor | Iterable[int]) -> list[str]:
         """Tokens of a 1-D sequence of indices (the inverse of :meth:`encode` for known tokens)."""
         if isinstance(indices, Tensor):
-            if indices.dim() != 1:
-                raise ValueError(f"indices must be 1-D (L,), got shape {tuple(indices.shape)}")
-            if indices.dtype.is_floating_point or indices.dtype == torch.bool:
-                raise TypeError(f"indices must hold integers, got dtype {indices.dtype}")
-            indices = indices.tolist()
+            indices = tensor("indices", indices, integral=True, shape=(None,), layout="(L,)").tolist()
         out = []
-        for i in indices:
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"indices must be integers, got {type(i).__name__} ({i!r})")
-            if not 0 <= i < len(self):
+        for n, i in enumerate(indices):
+            if not 0 <= integer(f"indices[{n}]", i) < len(self):
                 raise ValueError(f"index {i} is out of range for a vocabulary of size {len(self)}")
             out.append(self.itos[i])
         return out
@@ -173,10 +167,7 @@ def one_hot(indices: Tensor, num_classes: int, *, dtype: torch.dtype = torch.flo
     ``float32`` rather than PyTorch's ``int64``, because the course multiplies one-hot vectors by weight
     matrices. The device follows ``indices``.
     """
-    if not isinstance(indices, Tensor):
-        raise TypeError(f"indices must be a torch.Tensor, got {type(indices).__name__}")
-    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == torch.bool:
-        raise TypeError(f"indices must hold integers, got dtype {indices.dtype}")
+    tensor("indices", indices, integral=True)
     integer("num_classes", num_classes, minimum=1)
     if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= num_classes):
         raise ValueError(
@@ -197,9 +188,7 @@ def pad_sequences(sequences: Sequence[Tensor], padding_value: int | float = 0) -
     if len(sequences) == 0:
         raise ValueError("sequences is empty: nothing to pad")
     for i, s in enumerate(sequences):
-        tensor(f"sequences[{i}]", s)
-        if s.dim() != 1:
-            raise ValueError(f"sequences[{i}] must be a 1-D tensor, got shape {shape_of(s)}")
+        tensor(f"sequences[{i}]", s, shape=(None,), layout="(L,)")
     first = sequences[0]
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
     padded = torch.full((len(sequences), int(lengths.max())), padding_value, dtype=first.dtype, device=first.device)
@@ -235,10 +224,7 @@ def frame_signal(signal: Tensor, sample_rate: int, frame_ms: float = 25, hop_ms:
     ``F = 1 + (T - W) // hop``: one second at 16 kHz with 25 ms frames every 10 ms gives 98 frames of 400 samples.
     The result is a view of ``signal`` (no copy); device and dtype follow it.
     """
-    if not isinstance(signal, Tensor):
-        raise TypeError(f"signal must be a torch.Tensor, got {type(signal).__name__}")
-    if signal.dim() < 1:
-        raise ValueError("signal must have at least one dimension (..., T), got a 0-d tensor")
+    tensor("signal", signal, min_dim=1, layout="(..., T)")
     integer("sample_rate", sample_rate, minimum=1)  # samples per second
     frame_len = _samples("frame_ms", frame_ms, sample_rate)
     hop_len = _samples("hop_ms", hop_ms, sample_rate)
@@ -259,9 +245,7 @@ def concat_window(x: Tensor, radius: int) -> Tensor:
     ``x[:, i - radius + j]``. This is the classic way to give a per-position classifier some context, and its
     limit: it sees exactly ``2 * radius + 1`` positions, however long the sequence.
     """
-    tensor("x", x)
-    if x.dim() != 3:
-        raise ValueError(f"x must be a tensor (B, L, D), got shape {shape_of(x)}")
+    tensor("x", x, shape=(None,) * 3, layout="(B, L, D)")
     integer("radius", radius, minimum=0)
     length = x.shape[1]
     padded = torch.nn.functional.pad(x, (0, 0, radius, radius))  # (B, L + 2r, D)

@@ -137,9 +137,7 @@ def _check_data(name: str, data: object) -> tuple[Tensor, ...]:
     if not isinstance(data, (tuple, list)) or len(data) < 2:
         raise TypeError(f"{name} must be a tuple (inputs..., targets) of at least 2 tensors, got {type(data).__name__}")
     for i, t in enumerate(data):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name}[{i}] must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() == 0:
+        if tensor(f"{name}[{i}]", t).dim() == 0:
             raise ValueError(f"{name}[{i}] must have a first dimension (the examples), got a 0-d tensor")
     sizes = [t.shape[0] for t in data]
     if len(set(sizes)) != 1:

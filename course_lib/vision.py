@@ -21,14 +21,13 @@ from torch import Tensor, nn
 
 from .models import TransformerEncoderBlock
 from .positional import LearnedPositionalEmbedding
-from .validate import integer, shape_of, tensor
+from .validate import flag, integer, tensor
 
 __all__ = ["PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"]
 
 
 def _check_images(images: object, patch_size: int) -> None:
-    if tensor("images", images).dim() != 4:
-        raise ValueError(f"images must have shape (B, C, H, W), got {shape_of(images)}")
+    tensor("images", images, shape=(None,) * 4, layout="(B, C, H, W)")
     integer("patch_size", patch_size, minimum=1)
     h, w = images.shape[-2:]
     if h % patch_size or w % patch_size:
@@ -60,8 +59,7 @@ def patchify(images: Tensor, patch_size: int) -> Tensor:
 
 def unpatchify(patches: Tensor, patch_size: int, height: int, width: int) -> Tensor:
     """Inverse of :func:`patchify`: ``(B, N, C * P * P)`` → images ``(B, C, H, W)``, ``H = height``, ``W = width``."""
-    if not isinstance(patches, Tensor):
-        raise TypeError(f"patches must be a torch.Tensor, got {type(patches).__name__}")
+    tensor("patches", patches)
     integer("patch_size", patch_size, minimum=1)
     integer("height", height, minimum=1)
     integer("width", width, minimum=1)
@@ -100,6 +98,7 @@ class PatchEmbedding(nn.Module):
         super().__init__()
         for name, value in (("in_channels", in_channels), ("patch_size", patch_size), ("d_model", d_model)):
             integer(name, value, minimum=1)
+        flag("bias", bias)
         self.in_channels, self.patch_size, self.d_model = in_channels, patch_size, d_model
         self.proj = nn.Linear(in_channels * patch_size * patch_size, d_model, bias=bias)
 
@@ -202,8 +201,7 @@ class TinyViT(nn.Module):
         ``return_weights``). ``mask``: optional boolean ``(1 + N, 1 + N)`` or ``(B, 1 + N, 1 + N)`` over the tokens
         (class token first), True = may attend."""
         expected = (self.in_channels, self.image_size, self.image_size)
-        if tensor("x", x).dim() != 4 or tuple(x.shape[1:]) != expected:
-            raise ValueError(f"x must have shape (B, {', '.join(map(str, expected))}), got {shape_of(x)}")
+        tensor("x", x, shape=(None, *expected), layout=f"(B, {', '.join(map(str, expected))})")
         tokens = self.patch_embedding(x)  # (B, N, D)
         cls = self.class_token.expand(tokens.shape[0], -1, -1)  # (B, 1, D)
         x = self.positions(torch.cat([cls, tokens], dim=1))  # plus the learned positions -> (B, 1 + N, D)
@@ -249,7 +247,5 @@ class TinyCNN(nn.Module):
         self.head = nn.Linear(2 * width, num_classes)
 
     def forward(self, images: Tensor) -> Tensor:
-        if not isinstance(images, Tensor) or images.dim() != 4:
-            got = tuple(images.shape) if isinstance(images, Tensor) else type(images).__name__
-            raise ValueError(f"images must have shape (B, C, H, W), got {got}")
+        tensor("images", images, shape=(None,) * 4, layout="(B, C, H, W)")
         return self.head(self.features(images).flatten(1))  # (B, 2w, 1, 1) -> (B, 2w) -> (B, K)

@@ -56,7 +56,7 @@ def test_window_mask_large_window_is_full_or_causal():
         (lambda: causal_mask(2.5), TypeError, "n must be an int"),
         (lambda: window_mask(4, -1), ValueError, "window must be >= 0"),
         (lambda: padding_mask([1, 6], 5), ValueError, "lengths must lie in [0, max_len=5]"),
-        (lambda: padding_mask([[1, 2]], 5), ValueError, "lengths must be 1-D"),
+        (lambda: padding_mask([[1, 2]], 5), ValueError, "lengths must have shape (B,), got (1, 2)"),
         (lambda: padding_mask([1.0, 2.0], 5), TypeError, "integers"),
     ],
 )

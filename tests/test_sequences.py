@@ -65,7 +65,11 @@ def test_min_freq_drops_rare_tokens():
     "call,exc,words",
     [
         (lambda: build_vocab("a").decode([5]), ValueError, "index 5 is out of range for a vocabulary of size 3"),
-        (lambda: build_vocab("a").decode(torch.zeros(2, 2, dtype=torch.long)), ValueError, "must be 1-D"),
+        (
+            lambda: build_vocab("a").decode(torch.zeros(2, 2, dtype=torch.long)),
+            ValueError,
+            "indices must have shape (L,), got (2, 2)",
+        ),
         (lambda: build_vocab("a").decode(torch.zeros(2)), TypeError, "integers"),
         (lambda: build_vocab("a").encode([1, 2]), TypeError, "tokens must be strings"),
         (lambda: build_vocab("a", min_freq=0), ValueError, "min_freq must be >= 1"),
@@ -180,7 +184,7 @@ def test_num_frames_counts_whole_frames(total, frame_len, hop):
         (lambda: frame_signal(torch.zeros(800), 16000, frame_ms=0), ValueError, "frame_ms must be > 0"),
         (lambda: frame_signal(torch.zeros(800), 16000, hop_ms=-10), ValueError, "hop_ms must be > 0"),
         (lambda: frame_signal(torch.zeros(800), 16000, hop_ms=0.01), ValueError, "shorter than one sample"),
-        (lambda: frame_signal(torch.tensor(1.0), 16000), ValueError, "at least one dimension"),
+        (lambda: frame_signal(torch.tensor(1.0), 16000), ValueError, "at least 1 dimension (..., T)"),
         (lambda: frame_signal([0.0] * 800, 16000), TypeError, "signal must be a torch.Tensor"),
         (lambda: num_frames(10, 0, 1), ValueError, "frame_len must be >= 1"),
     ],
@@ -207,7 +211,7 @@ def test_concat_window_matches_loop(device, radius):
 
 
 def test_concat_window_errors():
-    with pytest.raises(ValueError, match=r"x must be a tensor \(B, L, D\)"):
+    with pytest.raises(ValueError, match=r"x must have shape \(B, L, D\), got \(5, 3\)"):
         concat_window(torch.zeros(5, 3), 1)
     with pytest.raises(ValueError, match="radius must be >= 0"):
         concat_window(torch.zeros(1, 5, 3), -1)
@@ -233,5 +237,5 @@ def test_pad_sequences_equals_pytorch(device):
 def test_pad_sequences_errors():
     with pytest.raises(ValueError, match="empty"):
         pad_sequences([])
-    with pytest.raises(ValueError, match=r"sequences\[1\] must be a 1-D tensor"):
+    with pytest.raises(ValueError, match=r"sequences\[1\] must have shape \(L,\)"):
         pad_sequences([torch.zeros(2), torch.zeros(2, 2)])
