@@ -3,7 +3,7 @@ wrong value, and a message that names the argument (course_lib/validate.py)."""
 
 import pytest
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 import course_lib as cl
 
@@ -294,3 +294,75 @@ def test_batch_dimensions_that_do_not_broadcast_name_every_input():
         cl.attention_weights(Q, torch.randn(3, 5, 4))
     with pytest.raises(ValueError, match=r"of q, k, v do not broadcast: .* v has shape \(3, 5, 4\)"):
         cl.scaled_dot_product_attention(Q, Q, torch.randn(3, 5, 4))
+
+
+# ------------------------------------------------------------------ validate's helpers and the one mask rule
+
+
+def test_validate_helpers_follow_the_rule():
+    from course_lib import validate
+
+    assert validate.flag("causal", True) is True
+    with pytest.raises(TypeError, match="causal must be a bool, got int 1"):
+        validate.flag("causal", 1)
+    assert validate.integer_or_range("distance", 3, minimum=1) == (3, 3)
+    assert validate.integer_or_range("distance", (2, 5), minimum=1) == (2, 5)
+    with pytest.raises(TypeError, match=r"distance must be an int or a \(low, high\) pair, got list"):
+        validate.integer_or_range("distance", [2, 5])
+    with pytest.raises(TypeError, match=r"distance\[1\] must be an int, got float 5.0"):
+        validate.integer_or_range("distance", (2, 5.0))
+    with pytest.raises(ValueError, match=r"distance must be an int or a \(low, high\) pair, got \(1, 2, 3\)"):
+        validate.integer_or_range("distance", (1, 2, 3))
+    with pytest.raises(ValueError, match="distance range must have low <= high"):
+        validate.integer_or_range("distance", (5, 2))
+    with pytest.raises(ValueError, match=r"distance\[0\] must be >= 1, got 0"):
+        validate.integer_or_range("distance", (0, 2), minimum=1)
+    assert validate.instance("cache", None, cl.KVCache, "a KVCache", optional=True) is None
+    with pytest.raises(TypeError, match="cache must be a KVCache or None, got int"):
+        validate.instance("cache", 3, cl.KVCache, "a KVCache", optional=True)
+    with pytest.raises(TypeError, match="indices must hold integers, got dtype torch.float32"):
+        validate.tensor("indices", torch.zeros(2), integral=True)
+    assert validate.tensor("x", X, shape=(None, None, 8)) is X
+    assert validate.tensor("x", X, shape=(..., 5, 8)) is X and validate.tensor("x", X, shape=(..., 8)) is X
+    for shape in ((None, 8), (2, 5, 7), (..., 4, 5, 8)):
+        with pytest.raises(ValueError, match=r"x must have shape \(B, L, d_model=7\), got \(2, 5, 8\)"):
+            validate.tensor("x", X, shape=shape, layout="(B, L, d_model=7)")
+
+
+MASK_USERS = {  # every function and layer that takes an attention mask
+    "attention_weights": lambda mask: cl.attention_weights(Q, Q, mask),
+    "scaled_dot_product_attention": lambda mask: cl.scaled_dot_product_attention(Q, Q, Q, mask),
+    "SelfAttention": lambda mask: cl.SelfAttention(8)(X, mask),
+    "MultiHeadAttention": lambda mask: cl.MultiHeadAttention(8, 2)(X, mask=mask),
+    "GroupedQueryAttention": lambda mask: cl.GroupedQueryAttention(8, 2, 1)(X, mask),
+    "TransformerEncoderBlock": lambda mask: cl.TransformerEncoderBlock(8, 2)(X, mask),
+    "DecoderBlock": lambda mask: cl.DecoderBlock(8, 2)(X, mask),
+    "SequenceClassifier": lambda mask: cl.SequenceClassifier(10, 2, d_model=8, pooling="mean")(TOKENS, mask),
+    "mask_receptive_field": lambda mask: cl.mask_receptive_field(mask, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASK_USERS))
+@pytest.mark.parametrize("mask", [torch.ones(5, 5), torch.ones(5, 5, dtype=torch.long), [[True]]])
+def test_one_wording_for_a_mask_that_is_not_boolean(name, mask):
+    if name == "SequenceClassifier" and isinstance(mask, Tensor):
+        mask = mask[:3, :3]
+    with pytest.raises(TypeError, match=r"^mask must be a boolean tensor \(True = may attend\), got "):
+        MASK_USERS[name](mask)
+
+
+def test_the_mask_shapes_a_layer_accepts():
+    from course_lib.masks import expand_mask
+
+    B, H, L, S = 2, 4, 3, 5
+    m = torch.rand(B, H, L, S) > 0.5
+    assert expand_mask(m[0, 0], (B, H, L, S), heads=True).shape == (1, 1, L, S)  # (L, S): every sequence and head
+    assert torch.equal(expand_mask(m[:, 0], (B, H, L, S), heads=True)[:, 0], m[:, 0])  # (B, L, S): per sequence
+    assert expand_mask(m[:, :1, :1], (B, H, L, S), heads=True).shape == (B, 1, 1, S)  # a padding mask (B, 1, S)
+    assert expand_mask(m, (B, H, L, S), heads=True) is m  # (B, H, L, S): per head
+    assert torch.equal(expand_mask(m[:, 0], (B, L, S)), m[:, 0])  # a function's scores: any broadcasting shape
+    for bad in (m[0, 0, 0], m[..., :2], m[:, None]):
+        with pytest.raises(ValueError, match=r"mask must have shape \(L, S\), \(B, L, S\) or \(B, H, L, S\) with"):
+            expand_mask(bad, (B, H, L, S), heads=True)
+    with pytest.raises(ValueError, match=r"does not broadcast to the scores \(\.\.\., L, S\) = \(2, 3, 5\)"):
+        expand_mask(m[:, 0, :2], (B, L, S))
