@@ -1,0 +1,756 @@
+"""Held-out attacks on the grading guards of issue 30, written from outside the course's own test lists (data only).
+
+SHORTCUT_ATTACKS: implement-it answers that get a library to do the exercise's work. The key's prefix names the
+exercise the answer is for (tests/heldout/test_heldout.py holds, per prefix, its reference, inputs and blocked names):
+
+- ``softmax:``  ``answer(s)`` = softmax over the last axis, checked ``without=cl.SOFTMAX_FUNCTIONS``
+  (notebook 00's ``my_softmax``, notebook 04's ``stable_log_softmax`` up to a log);
+- ``attention:``  ``answer(q, k, v)`` = ``cl.scaled_dot_product_attention(q, k, v)``, checked
+  ``without=cl.ATTENTION_FUNCTIONS`` (notebook 03's ``attend_one`` / ``self_attention``, notebook 05);
+- ``mha:``  ``answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads)``, notebook 06's ``multi_head_attention``, checked
+  without its ``MHA_LAYERS``;
+- ``backward:``  ``answer(a, grad_a)``, notebook 04's ``softmax_backward``, checked without its ``BACKWARD_SHORTCUTS``.
+
+Each source runs in a namespace like a notebook's (``torch``, ``math``, ``F``, ``nn``, ``np``, ``cl``) and defines
+``answer``. TAMPERING_ATTACKS: cells a student could hand in that change what the checks see; each would, when run
+after the locked cells, make a junk answer pass (or change a check's input). CAUGHT names the attacks the guards catch
+today: a shortcut raises ShortcutError while blocked, a tampering cell is flagged by ``guard.tampering``. Every
+attack not in CAUGHT is a hole (see HOLES for why each one gets through).
+"""
+
+SHORTCUT_ATTACKS = {
+    # ------------------------------------------------------------------ softmax: holes
+    "softmax: torch._refs.softmax (primTorch's Python softmax)": """
+import torch._refs
+def answer(s):
+    return torch._refs.softmax(s, -1)
+""",
+    "softmax: torch._decomp's Python decomposition of _softmax": """
+from torch._decomp import decompositions
+def answer(s):
+    return decompositions._softmax(s, -1, False)
+""",
+    "softmax: torch.sparse.softmax on a sparse copy": """
+def answer(s):
+    return torch.sparse.softmax(s.to_sparse(), -1).to_dense()
+""",
+    "softmax: aten._masked_softmax with nothing masked": """
+def answer(s):
+    return torch.ops.aten._masked_softmax(s, torch.zeros_like(s, dtype=torch.bool), -1, None)
+""",
+    "softmax: torch.logcumsumexp as the log-normaliser": """
+def answer(s):
+    return (s - torch.logcumsumexp(s, -1)[..., -1:]).exp()
+""",
+    "softmax: the gradient of logcumsumexp's last entry": """
+def answer(s):
+    s = s.detach().requires_grad_()
+    (g,) = torch.autograd.grad(torch.logcumsumexp(s, -1)[..., -1].sum(), s)
+    return g
+""",
+    "softmax: fused CPU attention with identity keys and values": """
+def answer(s):
+    n = s.shape[-1]
+    eye = torch.eye(n, dtype=s.dtype)[None, None]
+    q = s.reshape(1, 1, -1, n)
+    return F.scaled_dot_product_attention(q, eye, eye, scale=1.0).reshape(s.shape)
+""",
+    "softmax: the dispatcher's modes switched off (DisableTorchDispatch)": """
+def answer(s):
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        return torch.ops.aten._softmax(s, -1, False)
+""",
+    "softmax: run in another thread (the modes are thread-local)": """
+import concurrent.futures
+def answer(s):
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(torch.ops.aten._softmax, s, -1, False).result()
+""",
+    "softmax: computed later, when the checker reads the result (lazy Tensor subclass)": """
+class _Later(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        args = [torch.ops.aten._softmax(a.as_subclass(torch.Tensor), -1, False) if type(a) is _Later else a
+                for a in args]
+        with torch._C.DisableTorchFunction():
+            return func(*args, **(kwargs or {}))
+def answer(s):
+    return s.as_subclass(_Later)
+""",
+    "softmax: numpy's logaddexp.reduce as logsumexp": """
+def answer(s):
+    lse = np.logaddexp.reduce(s.detach().numpy(), axis=-1, keepdims=True)
+    return (s - torch.from_numpy(lse)).exp()
+""",
+    # ------------------------------------------------------------------ softmax: caught
+    "softmax: getattr(torch, 'soft' + 'max')": """
+def answer(s):
+    return getattr(torch, "soft" + "max")(s, -1)
+""",
+    "softmax: functools.partial(F.softmax)": """
+import functools
+_sm = functools.partial(F.softmax, dim=-1)
+def answer(s):
+    return _sm(s)
+""",
+    "softmax: kept in a list before the check": """
+_box = [torch.softmax]
+def answer(s):
+    return _box[0](s, -1)
+""",
+    "softmax: nn.Softmax subclass with forward copied": """
+class _Mine(nn.Softmax):
+    forward = nn.Softmax.forward
+def answer(s):
+    return _Mine(-1)(s)
+""",
+    "softmax: F.softmin of the negated scores": """
+def answer(s):
+    return F.softmin(-s, -1)
+""",
+    "softmax: torch.distributions.Categorical(logits).probs": """
+def answer(s):
+    return torch.distributions.Categorical(logits=s).probs
+""",
+    "softmax: torch.func.vmap over rows of _VariableFunctions.softmax": """
+def answer(s):
+    rows = s.reshape(-1, s.shape[-1])
+    return torch.func.vmap(lambda r: torch._C._VariableFunctions.softmax(r, 0))(rows).reshape(s.shape)
+""",
+    "softmax: the gradient of cross_entropy with one-hot targets": """
+def answer(s):
+    rows = s.detach().reshape(-1, s.shape[-1]).requires_grad_()
+    target = torch.zeros_like(rows)
+    target[:, 0] = 1
+    (g,) = torch.autograd.grad(F.cross_entropy(rows, target, reduction="sum"), rows)
+    return (g + target).reshape(s.shape)
+""",
+    "softmax: the modes popped by _disable_current_modes, aten._softmax": """
+from torch.utils._python_dispatch import _disable_current_modes
+def answer(s):
+    with _disable_current_modes():
+        return torch.ops.aten._softmax(s, -1, False)
+""",
+    "softmax: torch.jit.trace of x.softmax": """
+_traced = torch.jit.trace(lambda t: t.softmax(-1), (torch.randn(2, 3),))
+def answer(s):
+    return _traced(s)
+""",
+    "softmax: cl.scaled_dot_product_attention with identity keys and values": """
+def answer(s):
+    eye = torch.eye(s.shape[-1], dtype=s.dtype)
+    return cl.scaled_dot_product_attention(s, eye, eye, scale=1.0)
+""",
+    # ------------------------------------------------------------------ attention: holes
+    "attention: course_lib.attention.attend (the unblocked arithmetic)": """
+def answer(q, k, v):
+    return cl.attention.attend(q, k, v)[0]
+""",
+    "attention: course_lib.kernels.launch.attention_reference": """
+from course_lib.kernels.launch import attention_reference
+def answer(q, k, v):
+    return attention_reference(q, k, v).to(q.dtype)
+""",
+    "attention: cl.scaled_dot_product_attention kept in a list": """
+_box = [cl.scaled_dot_product_attention]
+def answer(q, k, v):
+    return _box[0](q, k, v)
+""",
+    "attention: cl.scaled_dot_product_attention as a staticmethod of a class": """
+class _Tools:
+    attend = staticmethod(cl.scaled_dot_product_attention)
+def answer(q, k, v):
+    return _Tools.attend(q, k, v)
+""",
+    "attention: a fresh copy of course_lib.attention by runpy": """
+import runpy
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _fresh = runpy.run_module("course_lib.attention")["scaled_dot_product_attention"]
+def answer(q, k, v):
+    return _fresh(q, k, v)
+""",
+    "attention: torch._decomp's Python flash-attention-for-CPU": """
+from torch._decomp import decompositions
+def answer(q, k, v):
+    d = max(q.shape[-1], v.shape[-1])  # the kernel wants one head size: pad with zeros, scale by the true d_k
+    def pad(t):
+        return F.pad(t, (0, d - t.shape[-1]))[None, None]
+    out = decompositions.scaled_dot_product_flash_attention_for_cpu(pad(q), pad(k), pad(v), scale=q.shape[-1] ** -0.5)
+    return out[0][0, 0, :, : v.shape[-1]]
+""",
+    "attention: F.scaled_dot_product_attention in another thread": """
+import concurrent.futures
+def answer(q, k, v):
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(torch._C._nn.scaled_dot_product_attention, q, k, v).result()
+""",
+    "attention: the dispatcher's modes switched off (DisableTorchDispatch)": """
+def answer(q, k, v):
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        return torch._C._nn.scaled_dot_product_attention(q, k, v)
+""",
+    # ------------------------------------------------------------------ attention: caught
+    "attention: course_lib.efficient.chunked_attention_reference": """
+from course_lib.efficient import chunked_attention_reference
+def answer(q, k, v):
+    return chunked_attention_reference(q, k, v)
+""",
+    "attention: getattr(torch.ops.aten, ...) of the math kernel": """
+def answer(q, k, v):
+    return getattr(torch.ops.aten, "_scaled_dot_product_" + "attention_math")(q, k, v)[0]
+""",
+    "attention: functools.partial(F.scaled_dot_product_attention)": """
+import functools
+_sdpa = functools.partial(F.scaled_dot_product_attention, dropout_p=0.0)
+def answer(q, k, v):
+    return _sdpa(q, k, v)
+""",
+    "attention: a default argument holding cl.scaled_dot_product_attention": """
+def answer(q, k, v, f=cl.scaled_dot_product_attention):
+    return f(q, k, v)
+""",
+    # ------------------------------------------------------------------ multi-head attention (notebook 06)
+    "mha: a subclass of cl.MultiHeadAttention with forward copied": """
+class _Mine(cl.MultiHeadAttention):
+    forward = cl.MultiHeadAttention.forward
+def answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
+    layer = _Mine(x_q.shape[-1], num_heads, bias=False)
+    with torch.no_grad():
+        for lin, W in zip((layer.w_q, layer.w_k, layer.w_v, layer.w_o), (W_q, W_k, W_v, W_o)):
+            lin.weight.copy_(W.T)
+        return layer(x_q, x_kv)
+""",
+    "mha: a fresh copy of course_lib.multihead by runpy": """
+import runpy
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _MHA = runpy.run_module("course_lib.multihead")["MultiHeadAttention"]
+def answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
+    layer = _MHA(x_q.shape[-1], num_heads, bias=False)
+    with torch.no_grad():
+        for lin, W in zip((layer.w_q, layer.w_k, layer.w_v, layer.w_o), (W_q, W_k, W_v, W_o)):
+            lin.weight.copy_(W.T)
+        return layer(x_q, x_kv)
+""",
+    "mha: cl.MultiHeadAttention itself": """
+def answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
+    layer = cl.MultiHeadAttention(x_q.shape[-1], num_heads, bias=False)
+    with torch.no_grad():
+        for lin, W in zip((layer.w_q, layer.w_k, layer.w_v, layer.w_o), (W_q, W_k, W_v, W_o)):
+            lin.weight.copy_(W.T)
+        return layer(x_q, x_kv)
+""",
+    "mha: nn.MultiheadAttention with the weights packed": """
+def answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
+    D = x_q.shape[-1]
+    layer = nn.MultiheadAttention(D, num_heads, bias=False, batch_first=True)
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.cat([W_q.T, W_k.T, W_v.T]))
+        layer.out_proj.weight.copy_(W_o.T)
+        return layer(x_q, x_kv, x_kv, need_weights=False)[0]
+""",
+    # ------------------------------------------------------------------ softmax backward (notebook 04)
+    "backward: torch._decomp's Python _softmax_backward_data": """
+from torch._decomp import decompositions
+def answer(a, grad_a):
+    return decompositions._softmax_backward_data(grad_a, a, -1, a.dtype)
+""",
+    "backward: torch.autograd.backward through a softmax by hand": """
+def answer(a, grad_a):
+    s = a.log().detach().requires_grad_()
+    e = s.exp()
+    torch.autograd.backward(e / e.sum(-1, keepdim=True), grad_a)
+    return s.grad
+""",
+    "backward: torch.func.vjp through a softmax by hand": """
+def answer(a, grad_a):
+    def soft(s):
+        e = s.exp()
+        return e / e.sum(-1, keepdim=True)
+    return torch.func.vjp(soft, a.log())[1](grad_a)[0]
+""",
+    "backward: torch.autograd.functional.vjp through a softmax by hand": """
+def answer(a, grad_a):
+    def soft(s):
+        e = s.exp()
+        return e / e.sum(-1, keepdim=True)
+    return torch.autograd.functional.vjp(soft, a.log(), grad_a)[1]
+""",
+    "backward: the backward kernel called forward": """
+def answer(a, grad_a):
+    return torch.ops.aten._softmax_backward_data(grad_a, a, -1, a.dtype)
+""",
+    "backward: cl.softmax_jacobian under another name": """
+from course_lib.attention import softmax_jacobian as jac
+def answer(a, grad_a):
+    return (jac(a) @ grad_a[..., None])[..., 0]
+""",
+}
+
+TAMPERING_ATTACKS = {
+    # ------------------------------------------------------------------ holes: not flagged
+    "a module bound to a new name, then patched": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+checks = cl.classroom.checks
+checks.explain_difference = lambda *args, **kwargs: None
+""",
+    "a module imported under a new name, then patched": """
+from course_lib.classroom import checks
+checks.explain_difference = lambda *args, **kwargs: None
+""",
+    "torch imported as T, then patched": """
+import torch as T
+T.isclose = lambda a, b, **kwargs: T.ones_like(a, dtype=T.bool)
+""",
+    "an assignment target that starts with an expression: [cl][0].x = ...": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+[cl][0].classroom.checks.explain_difference = lambda *args, **kwargs: None
+""",
+    "object.__setattr__ on the module": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+object.__setattr__(cl.classroom.checks, "explain_difference", lambda *args, **kwargs: None)
+""",
+    "type(cl).__setattr__": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+type(cl).__setattr__(cl.classroom.checks, "explain_difference", lambda *args, **kwargs: None)
+""",
+    "a decorator that installs the function": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+import functools
+@functools.partial(object.__setattr__, cl.classroom.checks, "explain_difference")
+def _nothing_wrong(*args, **kwargs):
+    return None
+""",
+    "a lambda's default argument does the patching": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+_ = lambda done=object.__setattr__(cl.classroom.checks, "explain_difference", lambda *a, **k: None): done
+""",
+    "__globals__ read with getattr and a built string, then .update()": """
+getattr(cl.check_close, "__glob" + "als__").update(explain_difference=lambda *args, **kwargs: None)
+""",
+    "operator.setitem on a checker's globals": """
+import operator
+operator.setitem(getattr(cl.check_close, "__glob" + "als__"), "explain_difference", lambda *a, **k: None)
+""",
+    "walrus rebinds a checker name": """
+(cl := type("Fake", (), {"__getattr__": lambda self, name: lambda *args, **kwargs: None})())
+""",
+    "walrus rebinds a locked cell's input": """
+(weights := [0.5, 0.5])
+""",
+    "global statement inside a function rebinds cl": """
+def _swap():
+    global cl
+    cl = type("Fake", (), {"__getattr__": lambda self, name: lambda *args, **kwargs: None})()
+_swap()
+""",
+    "a match statement's capture pattern rebinds cl": """
+match type("Fake", (), {"__getattr__": lambda self, name: lambda *args, **kwargs: None})():
+    case cl:
+        pass
+""",
+    "a locked input changed in place by a method call": """
+weights.__setitem__(0, 0.5)
+weights.reverse()
+""",
+    "inspect.currentframe().f_globals (sys._getframe by another door)": """
+import inspect
+inspect.currentframe().f_globals["weights"] = [0.5, 0.5]
+""",
+    "gc.get_referrers finds the module dict": """
+import gc
+for _d in gc.get_referrers(cl.check_close):
+    if isinstance(_d, dict) and "explain_difference" in _d:
+        _d["explain_difference"] = lambda *args, **kwargs: None
+""",
+    "builtins reached as print.__self__, exec from a built string": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+getattr(print.__self__, "ex" + "ec")("cl.classroom.checks.explain_difference = lambda *a, **k: None")
+""",
+    "builtins imported under another name": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+import builtins as b
+getattr(b, "ex" + "ec")("cl.classroom.checks.explain_difference = lambda *a, **k: None")
+""",
+    "importlib imported from under another name": """
+from importlib import import_module as load
+load("course_lib.classroom.checks").explain_difference = lambda *args, **kwargs: None
+""",
+    "sys.modules via from-import": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+from sys import modules as loaded
+loaded["course_lib.classroom.checks"].explain_difference = lambda *args, **kwargs: None
+""",
+    "unittest.mock.patch.object(...).start()": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+from unittest import mock
+mock.patch.object(cl.classroom.checks, "explain_difference", lambda *args, **kwargs: None).start()
+""",
+    "timeit runs a statement given as a string": """
+import timeit
+timeit.timeit("import course_lib.classroom.checks as c; c.explain_difference = lambda *a, **k: None", number=1)
+""",
+    "a %time magic (allowed as harmless) runs the patch": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+%time cl.classroom.checks.explain_difference = lambda *a, **k: None
+""",
+    "a %%timeit cell magic (allowed as harmless) runs the patch": """
+%%timeit -n1 -r1
+from course_lib.classroom import checks
+checks.explain_difference = lambda *a, **k: None
+""",
+    "a file written and imported": """
+with open("_helper_30.py", "w") as f:
+    f.write("import course_lib.classroom.checks as c\\nc.explain_difference = lambda *a, **k: None\\n")
+import _helper_30
+""",
+    "pickle payload calls the patching function": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+import pickle
+def _nothing(*args, **kwargs):
+    return None
+pickle.loads(b"cbuiltins\\nsetattr\\n(ccourse_lib.classroom\\nchecks\\nVexplain_difference\\nc__main__\\n_nothing\\ntR.")
+""",
+    "ctypes writes the attribute": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+import ctypes
+ctypes.pythonapi.PyObject_SetAttrString.argtypes = (ctypes.py_object, ctypes.c_char_p, ctypes.py_object)
+ctypes.pythonapi.PyObject_SetAttrString(cl.classroom.checks, b"explain_difference", lambda *a, **k: None)
+""",
+    "a TorchFunctionMode entered and never left": """
+from torch.overrides import TorchFunctionMode
+class _Agree(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out | True if func is torch.isclose else out
+_Agree().__enter__()
+""",
+    "torch.library overrides the CPU kernel of aten::isclose": """
+_lib = torch.library.Library("aten", "IMPL")
+_lib.impl("isclose", lambda a, b, rtol=1e-5, atol=1e-8, equal_nan=False: torch.ones(a.shape, dtype=torch.bool), "CPU")
+""",
+    "an answer tensor that agrees with anything (Tensor subclass)": """
+class _Agreeable(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = super().__torch_function__(func, types, args, kwargs)
+        if func is torch.isclose:
+            return out.as_subclass(torch.Tensor) | True
+        return out
+answer_value = torch.tensor([9.0, 9.0]).as_subclass(_Agreeable)
+""",
+    "__init_subclass__ runs the patch when a class is made": """
+cl.check_close  # loads course_lib.classroom.checks, as any earlier check cell has
+class _Base:
+    def __init_subclass__(cls, **kwargs):
+        object.__setattr__(cl.classroom.checks, "explain_difference", lambda *a, **k: None)
+class _Child(_Base):
+    pass
+""",
+    # ------------------------------------------------------------------ caught: flagged
+    "setattr with a name built at runtime": """
+setattr(cl, "check_" + "answer", lambda *args, **kwargs: None)
+""",
+    "__import__ with a name built at runtime": """
+__import__("course_lib.classroom." + "checks").check_close = print
+""",
+    "vars() of the package": """
+vars(cl)["check_answer"] = lambda *args, **kwargs: None
+""",
+    "importlib.import_module by its own name": """
+import importlib
+importlib.import_module("course_lib.classroom.checks").check_close = print
+""",
+    "sys._getframe().f_globals": """
+import sys
+sys._getframe().f_globals["cl"] = None
+""",
+    "exec of a string built at runtime": """
+exec("cl.check_" + "answer = print")
+""",
+    "a class body assigns to the package": """
+class _Patch:
+    cl.check_answer = print
+""",
+    "unicode (fullwidth) identifiers normalise to cl": """
+ｃｌ.check_answer = lambda *args, **kwargs: None
+""",
+    "a function's __code__ swapped": """
+def _nothing(*args, **kwargs):
+    return None
+cl.check_close.__code__ = _nothing.__code__
+""",
+    "atexit registers setattr": """
+import atexit
+atexit.register(setattr, cl, "check_answer", print)
+""",
+    "VARIANT rebound in an answer cell": """
+VARIANT = "s7654321"
+""",
+}
+
+CAUGHT = {
+    # shortcuts: ShortcutError under blocked(...)
+    "softmax: getattr(torch, 'soft' + 'max')",
+    "softmax: functools.partial(F.softmax)",
+    "softmax: kept in a list before the check",
+    "softmax: nn.Softmax subclass with forward copied",
+    "softmax: F.softmin of the negated scores",
+    "softmax: torch.distributions.Categorical(logits).probs",
+    "softmax: torch.func.vmap over rows of _VariableFunctions.softmax",
+    "softmax: the gradient of cross_entropy with one-hot targets",
+    "softmax: the modes popped by _disable_current_modes, aten._softmax",
+    "softmax: torch.jit.trace of x.softmax",
+    "softmax: cl.scaled_dot_product_attention with identity keys and values",
+    "attention: getattr(torch.ops.aten, ...) of the math kernel",
+    "attention: torch._decomp's Python flash-attention-for-CPU",
+    "attention: functools.partial(F.scaled_dot_product_attention)",
+    "attention: a default argument holding cl.scaled_dot_product_attention",
+    "mha: cl.MultiHeadAttention itself",
+    "mha: nn.MultiheadAttention with the weights packed",
+    "backward: the backward kernel called forward",
+    "backward: torch.func.vjp through a softmax by hand",
+    "backward: torch.autograd.functional.vjp through a softmax by hand",
+    "backward: cl.softmax_jacobian under another name",
+    # tampering: flagged by guard.tampering
+    "setattr with a name built at runtime",
+    "__import__ with a name built at runtime",
+    "vars() of the package",
+    "importlib.import_module by its own name",
+    "sys._getframe().f_globals",
+    "exec of a string built at runtime",
+    "a class body assigns to the package",
+    "unicode (fullwidth) identifiers normalise to cl",
+    "a function's __code__ swapped",
+    "atexit registers setattr",
+    "VARIANT rebound in an answer cell",
+}
+
+# Each hole: (why it gets through today, how the guard could close it). The "why" is its strict-xfail reason.
+HOLES = {
+    # shortcuts
+    "softmax: torch._refs.softmax (primTorch's Python softmax)": (
+        "a Python softmax made of amax/sub/exp/sum/div: no softmax operator is ever dispatched",
+        "refuse functions whose __module__ starts with torch._refs / torch._decomp / torch._prims (function door)",
+    ),
+    "softmax: torch._decomp's Python decomposition of _softmax": (
+        "the decomposition is plain Python over exp/sum: no softmax operator is dispatched",
+        "refuse torch._decomp / torch._refs functions in the function door (or import-scan the answer cell)",
+    ),
+    "softmax: torch.sparse.softmax on a sparse copy": (
+        "aten::_sparse_softmax is not in reach.KERNELS",
+        "add _sparse_softmax, _sparse_log_softmax (and their _backward_data) to _SOFTMAX/_LOG_SOFTMAX",
+    ),
+    "softmax: aten._masked_softmax with nothing masked": (
+        "aten::_masked_softmax is not in reach.KERNELS",
+        "add _masked_softmax and _masked_softmax_backward to _SOFTMAX",
+    ),
+    "softmax: torch.logcumsumexp as the log-normaliser": (
+        "aten::logcumsumexp computes the logsumexp (its last entry) and is not blocked",
+        "add logcumsumexp (and _logcumsumexp) to KERNELS['logsumexp'] and to the softmax kernels",
+    ),
+    "softmax: the gradient of logcumsumexp's last entry": (
+        "the gradient of a log-sum-exp is the softmax; logcumsumexp and its backward are not blocked",
+        "block logcumsumexp as above (its backward then never runs)",
+    ),
+    "softmax: fused CPU attention with identity keys and values": (
+        "softmax(s I) I = softmax(s): the fused SDPA kernels are not blocked under SOFTMAX_FUNCTIONS",
+        "add the _SDPA kernels (and F.scaled_dot_product_attention) to what the softmax names block",
+    ),
+    "softmax: the dispatcher's modes switched off (DisableTorchDispatch)": (
+        "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off from inside the answer",
+        "block those context managers by name while checking, or check in a subprocess on its outputs only",
+    ),
+    "softmax: run in another thread (the modes are thread-local)": (
+        "TorchFunctionMode / TorchDispatchMode are thread-local: a worker thread is not watched",
+        "refuse threading.Thread.start / concurrent.futures submit while blocked (or watch with a global hook)",
+    ),
+    "softmax: computed later, when the checker reads the result (lazy Tensor subclass)": (
+        "the work runs in the result's __torch_function__ after the block exits, when explain_difference reads it",
+        "accept only a plain torch.Tensor (type(actual) is Tensor) and materialise it inside the block",
+    ),
+    "softmax: numpy's logaddexp.reduce as logsumexp": (
+        "numpy does the log-sum-exp: nothing reaches torch's dispatcher",
+        "refuse .numpy() / np.asarray of a checked input while blocked (a Tensor.numpy / __array__ door)",
+    ),
+    "attention: course_lib.attention.attend (the unblocked arithmetic)": (
+        "attend is scaled_dot_product_attention without its checks, and is not in ATTENTION_FUNCTIONS",
+        "add course_lib.attention.attend (and _weights) to ATTENTION_FUNCTIONS",
+    ),
+    "attention: course_lib.kernels.launch.attention_reference": (
+        "a course function that computes attention in one call and is not in ATTENTION_FUNCTIONS",
+        "add course_lib.kernels.launch.attention_reference (and every *_reference) to ATTENTION_FUNCTIONS",
+    ),
+    "attention: cl.scaled_dot_product_attention kept in a list": (
+        "a pure-Python course function held in a container: no name is replaced and no mode sees a Python call",
+        "block course functions by their __code__ (sys.setprofile / sys.monitoring on the code objects)",
+    ),
+    "attention: cl.scaled_dot_product_attention as a staticmethod of a class": (
+        "held in a class dict that blocked does not scan; its inner call of attend is not blocked",
+        "block by code object (sys.monitoring CALL events), not by the names that hold the function",
+    ),
+    "attention: a fresh copy of course_lib.attention by runpy": (
+        "runpy.run_module executes the module again: new function objects that no name or id matches",
+        "block by code location (co_filename/co_qualname) rather than object identity; refuse runpy while checking",
+    ),
+    "attention: F.scaled_dot_product_attention in another thread": (
+        "the modes are thread-local: a worker thread is not watched",
+        "refuse starting threads while blocked, or install the modes in every thread (threading.setprofile)",
+    ),
+    "attention: the dispatcher's modes switched off (DisableTorchDispatch)": (
+        "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off",
+        "block those context managers while checking",
+    ),
+    "attention: course_lib.efficient.chunked_attention_reference": (
+        "a *_reference helper computes attention through attend, which is not blocked",
+        "add attend and the *_reference helpers of course_lib.efficient to ATTENTION_FUNCTIONS",
+    ),
+    "mha: a subclass of cl.MultiHeadAttention with forward copied": (
+        "the subclass's own forward is the original function; blocked only replaces the attribute on the class",
+        "block by code object, or replace forward on every subclass (walk __subclasses__())",
+    ),
+    "mha: a fresh copy of course_lib.multihead by runpy": (
+        "runpy.run_module makes a new MultiHeadAttention class that no name or id matches",
+        "block by code location rather than identity; refuse runpy/importlib while checking",
+    ),
+    "backward: torch._decomp's Python _softmax_backward_data": (
+        "the decomposition is plain Python: aten::_softmax_backward_data is never dispatched",
+        "refuse torch._decomp / torch._refs functions in the function door",
+    ),
+    "backward: torch.autograd.backward through a softmax by hand": (
+        "torch.autograd.backward is not in BACKWARD_SHORTCUTS (Tensor.backward and autograd.grad are)",
+        "add torch.autograd.backward (and torch.func.vjp/grad) to BACKWARD_SHORTCUTS, or block the autograd engine",
+    ),
+    # tampering
+    "a module bound to a new name, then patched": (
+        "checks = cl.classroom.checks: the alias's root is not a module name the locked cells imported",
+        "treat any name bound to an expression rooted at a module (or an import in the cell) as a module",
+    ),
+    "a module imported under a new name, then patched": (
+        "modules only holds names the locked cells import; the answer cell's own imports are not watched",
+        "add the answer cell's own import names to `modules` before walking it",
+    ),
+    "torch imported as T, then patched": (
+        "import torch as T: T is not in `modules`",
+        "add every name the cell binds by import to `modules`",
+    ),
+    "an assignment target that starts with an expression: [cl][0].x = ...": (
+        "_root returns None for a target rooted at a list, call or subscript of one",
+        "flag any attribute assignment whose root is not a plain local name (or that mentions a module)",
+    ),
+    "object.__setattr__ on the module": (
+        "__setattr__ is neither in _INDIRECTION nor in _DUNDERS",
+        "flag every dunder attribute access (any name matching __*__), not a list of some",
+    ),
+    "type(cl).__setattr__": (
+        "__setattr__ is not listed",
+        "flag every dunder attribute access",
+    ),
+    "a decorator that installs the function": (
+        "a decorator object.__setattr__-s the function into the module: __setattr__ is not listed",
+        "flag every dunder attribute access",
+    ),
+    "a lambda's default argument does the patching": (
+        "the default argument runs object.__setattr__ when the lambda is made",
+        "flag every dunder attribute access",
+    ),
+    "__globals__ read with getattr and a built string, then .update()": (
+        "getattr with a computed string reaches __globals__; .update() is a call, not an assignment",
+        "flag getattr/hasattr whose name is not a string literal, and any string literal that is a dunder",
+    ),
+    "operator.setitem on a checker's globals": (
+        "operator.setitem and getattr with a computed name are not listed",
+        "flag getattr with a non-literal name, and operator.setitem/setattr/delitem",
+    ),
+    "walrus rebinds a checker name": (
+        "the top-level rebinding check reads ast.Assign etc. of tree.body only; a NamedExpr inside an Expr is missed",
+        "walk NamedExpr targets anywhere outside functions (they bind in the enclosing scope)",
+    ),
+    "walrus rebinds a locked cell's input": (
+        "as above: a top-level NamedExpr is not a rebinding the guard reads",
+        "walk NamedExpr targets outside functions",
+    ),
+    "global statement inside a function rebinds cl": (
+        "function bodies are skipped for rebinding; `global cl` makes the body's assignment rebind the global",
+        "flag ast.Global/ast.Nonlocal naming a protected or checker name",
+    ),
+    "a match statement's capture pattern rebinds cl": (
+        "_targets does not know ast.MatchAs / MatchStar / MatchMapping rest names",
+        "collect capture names of match patterns (and except-handler names, import-from in functions)",
+    ),
+    "a locked input changed in place by a method call": (
+        "mutating methods (__setitem__, reverse, append, zero_, copy_) are calls, not assignments",
+        "flag method calls on protected names (or snapshot/hash the locked inputs and compare before each test)",
+    ),
+    "inspect.currentframe().f_globals (sys._getframe by another door)": (
+        "inspect.currentframe, f_globals and a subscript rooted at a call are not flagged",
+        "flag f_globals/f_locals/f_back/currentframe/stack, and subscripts rooted at calls",
+    ),
+    "gc.get_referrers finds the module dict": (
+        "gc.get_referrers returns the checks module's dict; the loop variable is a new name",
+        "flag gc (get_referrers/get_objects) and ctypes, inspect frames: a deny-list of modules to import",
+    ),
+    "builtins reached as print.__self__, exec from a built string": (
+        "print.__self__ is the builtins module and getattr('ex' + 'ec') is exec; neither is listed",
+        "flag __self__ (every dunder) and getattr with a non-literal name",
+    ),
+    "builtins imported under another name": (
+        "import builtins as b: an alias node is not a Name, so 'builtins' is never seen",
+        "check alias.name of Import/ImportFrom against _INDIRECTION (and its module, for from-imports)",
+    ),
+    "importlib imported from under another name": (
+        "from importlib import import_module as load: ImportFrom module names are not checked",
+        "check ImportFrom.module against _INDIRECTION",
+    ),
+    "sys.modules via from-import": (
+        "from sys import modules as loaded: the ImportFrom module is not checked",
+        "check ImportFrom.module and alias names against _INDIRECTION",
+    ),
+    "unittest.mock.patch.object(...).start()": (
+        "mock.patch.object is setattr by another name",
+        "deny unittest.mock (and a list of modules) in answer cells",
+    ),
+    "timeit runs a statement given as a string": (
+        "timeit compiles and runs its string: exec by another name",
+        "deny timeit/runpy/code/pdb/pickle (modules that run code from data) in answer cells",
+    ),
+    "a %time magic (allowed as harmless) runs the patch": (
+        "%time and %timeit run their statement in the user namespace, but are whitelisted as harmless",
+        "read the code given to time/timeit magics (parse the magic's argument) instead of whitelisting it",
+    ),
+    "a %%timeit cell magic (allowed as harmless) runs the patch": (
+        "the cell body of %%timeit is a string constant to the guard, and timeit is whitelisted",
+        "parse the body of %%time/%%timeit cells as code and check it too",
+    ),
+    "a file written and imported": (
+        "the patch lives in a file written at run time and imported under a new name",
+        "flag imports of modules other than an allow-list (torch, math, numpy, course_lib ...) in answer cells",
+    ),
+    "pickle payload calls the patching function": (
+        "the setattr call is inside bytes that pickle.loads runs",
+        "deny pickle/marshal/shelve/dill in answer cells",
+    ),
+    "ctypes writes the attribute": (
+        "ctypes calls the C API's PyObject_SetAttrString",
+        "deny ctypes (and cffi) in answer cells",
+    ),
+    "a TorchFunctionMode entered and never left": (
+        "a mode pushed by an answer cell stays on for the rest of the notebook and rewrites torch.isclose",
+        "in check_*, refuse to run (or clear the stack) if torch.overrides/_python_dispatch modes are active",
+    ),
+    "torch.library overrides the CPU kernel of aten::isclose": (
+        "torch.library.Library('aten', 'IMPL') replaces a kernel every later check dispatches to",
+        "deny torch.library in answer cells; compare with a kernel-free check (e.g. in float64 Python) at the end",
+    ),
+    "an answer tensor that agrees with anything (Tensor subclass)": (
+        "the answer's own __torch_function__ answers torch.isclose; nothing in the source is tampering",
+        "check answers as type(x) is Tensor (or x.as_subclass(Tensor) / .tolist()) before comparing",
+    ),
+    "__init_subclass__ runs the patch when a class is made": (
+        "object.__setattr__ inside a hook that class creation runs; __setattr__ is not listed",
+        "flag every dunder attribute access",
+    ),
+}

@@ -1,0 +1,125 @@
+"""Held-out attacks on issue 30's guards (tests/heldout/attacks.py), without nbgrader.
+
+Every attack in CAUGHT must be caught: a shortcut raises ShortcutError under ``blocked(...)`` (and still computes the
+right answer without the block, so it is a real shortcut), a tampering cell is flagged by ``guard.tampering``. The
+others are holes, marked strict xfail: the suite stays green today and fails the day a hole is closed, which says
+to move that attack into CAUGHT.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import course_lib as cl
+from course_lib.classroom.checks import explain_difference
+from course_lib.classroom.exercises import blocked
+from course_lib.classroom.guard import bound_names, tampering
+
+from .attacks import CAUGHT, HOLES, SHORTCUT_ATTACKS, TAMPERING_ATTACKS
+
+LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\nimport math\nweights = [0.4, 0.6]\n"
+PROTECTED, MODULES = bound_names(LOCKED)
+
+
+def _mha_reference(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):  # notebook 06's mha_reference
+    layer = cl.MultiHeadAttention(x_q.shape[-1], num_heads, bias=False)
+    with torch.no_grad():
+        for lin, W in zip((layer.w_q, layer.w_k, layer.w_v, layer.w_o), (W_q, W_k, W_v, W_o)):
+            lin.weight.copy_(W.T)
+        return layer(x_q, x_kv)
+
+
+def _softmax_inputs(g):
+    return (torch.randn(2, 3, 5, generator=g),)
+
+
+def _attention_inputs(g):
+    return torch.randn(4, 3, generator=g), torch.randn(6, 3, generator=g), torch.randn(6, 2, generator=g)
+
+
+def _mha_inputs(g):
+    mats = [torch.randn(6, 6, generator=g) / math.sqrt(6) for _ in range(4)]
+    return (torch.randn(2, 3, 6, generator=g), torch.randn(2, 4, 6, generator=g), *mats, 2)
+
+
+def _backward_inputs(g):
+    a = torch.softmax(3 * torch.randn(2, 3, 5, generator=g, dtype=torch.float64), dim=-1)
+    return a, torch.randn(2, 3, 5, generator=g, dtype=torch.float64)
+
+
+# exercise prefix -> (reference, inputs, the names its check blocks), as in the notebooks
+EXERCISES = {
+    "softmax": (lambda s: torch.softmax(s, -1), _softmax_inputs, cl.SOFTMAX_FUNCTIONS),
+    "attention": (cl.scaled_dot_product_attention, _attention_inputs, cl.ATTENTION_FUNCTIONS),
+    "mha": (
+        _mha_reference,
+        _mha_inputs,
+        (
+            "course_lib.MultiHeadAttention.forward",
+            "torch.nn.MultiheadAttention.forward",
+            "torch.nn.functional.multi_head_attention_forward",
+        ),
+    ),  # fmt: skip
+    "backward": (
+        lambda a, g: a * (g - (a * g).sum(-1, keepdim=True)),
+        _backward_inputs,
+        cl.SOFTMAX_FUNCTIONS
+        + (
+            "course_lib.softmax_jacobian",
+            "torch._softmax_backward_data",
+            "torch.autograd.grad",
+            "torch.autograd.functional.jacobian",
+            "torch.Tensor.backward",
+        ),
+    ),  # fmt: skip
+}
+
+
+def _marked(names):
+    def hole(name):
+        return pytest.mark.xfail(strict=True, reason=f"hole: {HOLES[name][0]}")
+
+    return [name if name in CAUGHT else pytest.param(name, marks=hole(name)) for name in names]
+
+
+def _answer(name):
+    """The attack's ``answer`` defined in a namespace like a notebook's, with its exercise's reference, inputs
+    and blocked names."""
+    reference, make_inputs, names = EXERCISES[name.split(":")[0]]
+    namespace = {"torch": torch, "F": F, "nn": nn, "np": np, "cl": cl, "math": math, "__name__": "__main__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(SHORTCUT_ATTACKS[name], namespace)
+    return namespace["answer"], namespace, reference, make_inputs(torch.Generator().manual_seed(0)), names
+
+
+def test_every_attack_is_either_caught_or_a_documented_hole():
+    attacks = set(SHORTCUT_ATTACKS) | set(TAMPERING_ATTACKS)
+    assert CAUGHT <= attacks and not set(SHORTCUT_ATTACKS) & set(TAMPERING_ATTACKS)
+    assert set(HOLES) == attacks - CAUGHT
+    assert all(name.split(":")[0] in EXERCISES for name in SHORTCUT_ATTACKS)
+
+
+@pytest.mark.parametrize("name", sorted(SHORTCUT_ATTACKS))
+def test_the_shortcut_computes_the_right_answer(name):
+    fn, _, reference, args, _ = _answer(name)
+    assert explain_difference(fn(*args), reference(*args)) is None
+
+
+@pytest.mark.parametrize("name", _marked(sorted(SHORTCUT_ATTACKS)))
+def test_the_shortcut_is_caught(name):
+    fn, namespace, _, args, names = _answer(name)
+    # ShortcutError; TorchScript turns it into a RuntimeError of its own, without the message (a fail all the same)
+    with pytest.raises(RuntimeError, match="is not available in this check|TorchScript interpreter"):
+        with blocked(names, namespace=namespace, functions=(fn,)):
+            fn(*args)
+
+
+@pytest.mark.parametrize("name", _marked(sorted(TAMPERING_ATTACKS)))
+def test_the_tampering_is_flagged(name):
+    assert tampering(TAMPERING_ATTACKS[name], PROTECTED, MODULES)
