@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .attention import attend
+from .attention import scaled_dot_product_attention
 from .masks import causal_mask, window_mask
 from .validate import attention_inputs, compute_dtype, flag, integer, same_length
 
@@ -67,8 +67,7 @@ def sliding_window_attention_reference(
     attention_inputs(q, k, v)
     n = same_length(q, k, "sliding-window attention")
     integer("window", window, minimum=0)
-    out, _ = attend(q, k, v, window_mask(n, window, causal, device=q.device), scale=scale)  # (..., N, Dv)
-    return out
+    return scaled_dot_product_attention(q, k, v, window_mask(n, window, causal, device=q.device), scale=scale)
 
 
 def sliding_window_attention(
@@ -158,8 +157,7 @@ def chunked_attention_reference(
     """
     attention_inputs(q, k, v)
     mask = causal_mask(q.shape[-2], num_keys=k.shape[-2], device=q.device) if flag("causal", causal) else None
-    out, _ = attend(q, k, v, mask, scale=scale)  # (..., L, Dv)
-    return out
+    return scaled_dot_product_attention(q, k, v, mask, scale=scale)
 
 
 def chunked_attention(
