@@ -270,7 +270,7 @@ CASES = {
 NO_ARGUMENTS = {
     "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar", "encoder_block_diagram",
     "architecture_families_diagram",
-    "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS",
+    "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "cjk_fonts",
 }  # fmt: skip
 
 

@@ -154,6 +154,28 @@ def _replaced(value: Any, originals: dict[int, str], who: str) -> Any:
     return _refusal(originals[id(value)], who) if id(value) in originals else value
 
 
+# A blocked course function's inner functions, which do its work without its checks: blocked with it, by their code
+_INNER = {
+    "course_lib.scaled_dot_product_attention": ("course_lib.attention.attend", "course_lib.attention._weights"),
+    "course_lib.attention_weights": ("course_lib.attention._weights",),
+    "course_lib.chunked_attention": ("course_lib.efficient.chunked_attention_reference",),
+    "course_lib.sliding_window_attention": ("course_lib.efficient.sliding_window_attention_reference",),
+}
+
+
+def _codes(names: Sequence[str]) -> dict[Any, str]:
+    """Code object -> blocked name, for every blocked Python function and its inner functions (:data:`_INNER`): a call
+    of that code is refused however the function was held (a list, a staticmethod, a subclass's method)."""
+    codes: dict[Any, str] = {}
+    for dotted in names:
+        for name in (dotted, *_INNER.get(dotted, ())):
+            function = getattr(*_resolve(name))
+            code = getattr(getattr(function, "__func__", function), "__code__", None)
+            if code is not None:
+                codes.setdefault(code, dotted)
+    return codes
+
+
 @contextmanager
 def blocked(
     names: Sequence[str],
@@ -209,7 +231,9 @@ def blocked(
             if any(id(v) in originals for v in items):  # by identity: == on tensors is elementwise
                 saved.append((holder, attr, True, value))
                 setattr(holder, attr, _replaced(value, originals, who))
-        with Reaches(originals, kernels_of(names), who):  # the doors without a name (see course_lib.classroom.reach)
+        with Reaches(
+            originals, kernels_of(names), who, _codes(names)
+        ):  # the doors without a name (see course_lib.classroom.reach)
             yield tuple(names)
     finally:
         for owner, attr, was_own, original in reversed(saved):

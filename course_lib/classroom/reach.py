@@ -17,6 +17,7 @@ library function it belongs to. :data:`KERNELS` lists, per library function, the
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,8 +31,11 @@ class ShortcutError(RuntimeError):
     """Raised when a checked function calls or reaches what an exercise's check made unavailable."""
 
 
-_SOFTMAX = ("softmax", "_softmax", "_safe_softmax", "special_softmax", "_softmax_backward_data")
-_LOG_SOFTMAX = ("log_softmax", "_log_softmax", "special_log_softmax", "_log_softmax_backward_data")
+_SOFTMAX = ("softmax", "_softmax", "_safe_softmax", "special_softmax", "_softmax_backward_data", "_masked_softmax",
+            "_masked_softmax_backward", "_sparse_softmax", "_sparse_softmax_backward_data")  # fmt: skip
+_LOG_SOFTMAX = ("log_softmax", "_log_softmax", "special_log_softmax", "_log_softmax_backward_data",
+                "_sparse_log_softmax", "_sparse_log_softmax_backward_data")  # fmt: skip
+_LOGSUMEXP = ("logsumexp", "special_logsumexp", "logcumsumexp", "_logcumsumexp")
 _SDPA = (
     "scaled_dot_product_attention",
     "_scaled_dot_product_attention_math",
@@ -47,9 +51,11 @@ _SDPA = (
 )
 # The last part of a blocked name -> the operators (aten names, without "aten::") that do its work.
 KERNELS: dict[str, tuple[str, ...]] = {
-    "softmax": _SOFTMAX + _LOG_SOFTMAX,  # log_softmax(x).exp() is softmax: one door closed is both closed
-    "log_softmax": _SOFTMAX + _LOG_SOFTMAX,
-    "logsumexp": ("logsumexp", "special_logsumexp"),
+    # log_softmax(x).exp() is softmax, s - logsumexp(s) is log_softmax, and fused attention with identity keys and
+    # values is a softmax: closing one door closes them all
+    "softmax": _SOFTMAX + _LOG_SOFTMAX + _LOGSUMEXP + _SDPA,
+    "log_softmax": _SOFTMAX + _LOG_SOFTMAX + _LOGSUMEXP + _SDPA,
+    "logsumexp": _LOGSUMEXP,
     "scaled_dot_product_attention": _SDPA,
     "multi_head_attention_forward": _SDPA,
     "MultiheadAttention.forward": _SDPA,
@@ -102,9 +108,11 @@ class Reaches:
     ``originals`` (id of a function object -> its dotted name) or reaches an operator of ``kernels``
     (:func:`kernels_of`), by any name. Nothing is recorded outside the ``with`` block."""
 
-    def __init__(self, originals: dict[int, str], kernels: dict[str, str], who: str = "you"):
+    def __init__(self, originals: dict[int, str], kernels: dict[str, str], who: str = "you", codes=None):
         self.originals, self.kernels, self.who = originals, kernels, who
+        self.codes = codes or {}  # code object -> dotted name: the blocked Python functions, however referenced
         self._doors = (_FunctionDoor(self), _KernelDoor(self))
+        self._profile = None
 
     def check(self, func: Any) -> None:
         dotted = self.originals.get(id(func))
@@ -118,13 +126,24 @@ class Reaches:
         what = reached if reached == blocked_name else f"{reached} (the work of {blocked_name})"
         return f"{what} is not available in this check: the exercise asks {self.who} to do its work without it"
 
+    def _calls(self, frame: Any, event: str, arg: Any) -> None:
+        """sys.setprofile's hook: a call of a blocked Python function's code, whatever held the function."""
+        if event == "call" and frame.f_code in self.codes:
+            dotted = self.codes[frame.f_code]
+            raise ShortcutError(self._message(dotted, dotted))
+
     def __enter__(self) -> Reaches:
         if self.originals or self.kernels:
             for door in self._doors:
                 door.__enter__()
+        if self.codes:
+            self._profile = sys.getprofile()
+            sys.setprofile(self._calls)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self.codes:
+            sys.setprofile(self._profile)  # (a raise in the hook has already removed it)
         if self.originals or self.kernels:
             for door in reversed(self._doors):
                 door.__exit__(*exc)

@@ -527,6 +527,47 @@ CAUGHT = {
     "a function's __code__ swapped",
     "atexit registers setattr",
     "VARIANT rebound in an answer cell",
+    # closed by classroom.reach: more softmax kernels, fused attention under the softmax names, blocked Python
+    # functions (and the course's inner attention functions) refused by their code however they are held
+    "attention: a fresh copy of course_lib.attention by runpy",
+    "attention: cl.scaled_dot_product_attention as a staticmethod of a class",
+    "attention: cl.scaled_dot_product_attention kept in a list",
+    "attention: course_lib.attention.attend (the unblocked arithmetic)",
+    "attention: course_lib.efficient.chunked_attention_reference",
+    "softmax: aten._masked_softmax with nothing masked",
+    "softmax: fused CPU attention with identity keys and values",
+    "softmax: the gradient of logcumsumexp's last entry",
+    "softmax: torch.logcumsumexp as the log-normaliser",
+    "softmax: torch.sparse.softmax on a sparse copy",
+    # closed after the first held-out run (classroom.tampering: imports, walrus, match, global, in-place methods,
+    # internals, computed getattr, the code given to %time, targets that start with an expression)
+    "__globals__ read with getattr and a built string, then .update()",
+    "__init_subclass__ runs the patch when a class is made",
+    "a %%timeit cell magic (allowed as harmless) runs the patch",
+    "a %time magic (allowed as harmless) runs the patch",
+    "a decorator that installs the function",
+    "a lambda's default argument does the patching",
+    "a locked input changed in place by a method call",
+    "a match statement's capture pattern rebinds cl",
+    "a module imported under a new name, then patched",
+    "an assignment target that starts with an expression: [cl][0].x = ...",
+    "builtins imported under another name",
+    "builtins reached as print.__self__, exec from a built string",
+    "ctypes writes the attribute",
+    "gc.get_referrers finds the module dict",
+    "global statement inside a function rebinds cl",
+    "importlib imported from under another name",
+    "inspect.currentframe().f_globals (sys._getframe by another door)",
+    "object.__setattr__ on the module",
+    "operator.setitem on a checker's globals",
+    "pickle payload calls the patching function",
+    "sys.modules via from-import",
+    "timeit runs a statement given as a string",
+    "torch imported as T, then patched",
+    "type(cl).__setattr__",
+    "unittest.mock.patch.object(...).start()",
+    "walrus rebinds a checker name",
+    "walrus rebinds a locked cell's input",
 }
 
 # Each hole: (why it gets through today, how the guard could close it). The "why" is its strict-xfail reason.
@@ -539,26 +580,6 @@ HOLES = {
     "softmax: torch._decomp's Python decomposition of _softmax": (
         "the decomposition is plain Python over exp/sum: no softmax operator is dispatched",
         "refuse torch._decomp / torch._refs functions in the function door (or import-scan the answer cell)",
-    ),
-    "softmax: torch.sparse.softmax on a sparse copy": (
-        "aten::_sparse_softmax is not in reach.KERNELS",
-        "add _sparse_softmax, _sparse_log_softmax (and their _backward_data) to _SOFTMAX/_LOG_SOFTMAX",
-    ),
-    "softmax: aten._masked_softmax with nothing masked": (
-        "aten::_masked_softmax is not in reach.KERNELS",
-        "add _masked_softmax and _masked_softmax_backward to _SOFTMAX",
-    ),
-    "softmax: torch.logcumsumexp as the log-normaliser": (
-        "aten::logcumsumexp computes the logsumexp (its last entry) and is not blocked",
-        "add logcumsumexp (and _logcumsumexp) to KERNELS['logsumexp'] and to the softmax kernels",
-    ),
-    "softmax: the gradient of logcumsumexp's last entry": (
-        "the gradient of a log-sum-exp is the softmax; logcumsumexp and its backward are not blocked",
-        "block logcumsumexp as above (its backward then never runs)",
-    ),
-    "softmax: fused CPU attention with identity keys and values": (
-        "softmax(s I) I = softmax(s): the fused SDPA kernels are not blocked under SOFTMAX_FUNCTIONS",
-        "add the _SDPA kernels (and F.scaled_dot_product_attention) to what the softmax names block",
     ),
     "softmax: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off from inside the answer",
@@ -576,25 +597,9 @@ HOLES = {
         "numpy does the log-sum-exp: nothing reaches torch's dispatcher",
         "refuse .numpy() / np.asarray of a checked input while blocked (a Tensor.numpy / __array__ door)",
     ),
-    "attention: course_lib.attention.attend (the unblocked arithmetic)": (
-        "attend is scaled_dot_product_attention without its checks, and is not in ATTENTION_FUNCTIONS",
-        "add course_lib.attention.attend (and _weights) to ATTENTION_FUNCTIONS",
-    ),
     "attention: course_lib.kernels.launch.attention_reference": (
         "a course function that computes attention in one call and is not in ATTENTION_FUNCTIONS",
         "add course_lib.kernels.launch.attention_reference (and every *_reference) to ATTENTION_FUNCTIONS",
-    ),
-    "attention: cl.scaled_dot_product_attention kept in a list": (
-        "a pure-Python course function held in a container: no name is replaced and no mode sees a Python call",
-        "block course functions by their __code__ (sys.setprofile / sys.monitoring on the code objects)",
-    ),
-    "attention: cl.scaled_dot_product_attention as a staticmethod of a class": (
-        "held in a class dict that blocked does not scan; its inner call of attend is not blocked",
-        "block by code object (sys.monitoring CALL events), not by the names that hold the function",
-    ),
-    "attention: a fresh copy of course_lib.attention by runpy": (
-        "runpy.run_module executes the module again: new function objects that no name or id matches",
-        "block by code location (co_filename/co_qualname) rather than object identity; refuse runpy while checking",
     ),
     "attention: F.scaled_dot_product_attention in another thread": (
         "the modes are thread-local: a worker thread is not watched",
@@ -603,10 +608,6 @@ HOLES = {
     "attention: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off",
         "block those context managers while checking",
-    ),
-    "attention: course_lib.efficient.chunked_attention_reference": (
-        "a *_reference helper computes attention through attend, which is not blocked",
-        "add attend and the *_reference helpers of course_lib.efficient to ATTENTION_FUNCTIONS",
     ),
     "mha: a subclass of cl.MultiHeadAttention with forward copied": (
         "the subclass's own forward is the original function; blocked only replaces the attribute on the class",
@@ -629,113 +630,9 @@ HOLES = {
         "checks = cl.classroom.checks: the alias's root is not a module name the locked cells imported",
         "treat any name bound to an expression rooted at a module (or an import in the cell) as a module",
     ),
-    "a module imported under a new name, then patched": (
-        "modules only holds names the locked cells import; the answer cell's own imports are not watched",
-        "add the answer cell's own import names to `modules` before walking it",
-    ),
-    "torch imported as T, then patched": (
-        "import torch as T: T is not in `modules`",
-        "add every name the cell binds by import to `modules`",
-    ),
-    "an assignment target that starts with an expression: [cl][0].x = ...": (
-        "_root returns None for a target rooted at a list, call or subscript of one",
-        "flag any attribute assignment whose root is not a plain local name (or that mentions a module)",
-    ),
-    "object.__setattr__ on the module": (
-        "__setattr__ is neither in _INDIRECTION nor in _DUNDERS",
-        "flag every dunder attribute access (any name matching __*__), not a list of some",
-    ),
-    "type(cl).__setattr__": (
-        "__setattr__ is not listed",
-        "flag every dunder attribute access",
-    ),
-    "a decorator that installs the function": (
-        "a decorator object.__setattr__-s the function into the module: __setattr__ is not listed",
-        "flag every dunder attribute access",
-    ),
-    "a lambda's default argument does the patching": (
-        "the default argument runs object.__setattr__ when the lambda is made",
-        "flag every dunder attribute access",
-    ),
-    "__globals__ read with getattr and a built string, then .update()": (
-        "getattr with a computed string reaches __globals__; .update() is a call, not an assignment",
-        "flag getattr/hasattr whose name is not a string literal, and any string literal that is a dunder",
-    ),
-    "operator.setitem on a checker's globals": (
-        "operator.setitem and getattr with a computed name are not listed",
-        "flag getattr with a non-literal name, and operator.setitem/setattr/delitem",
-    ),
-    "walrus rebinds a checker name": (
-        "the top-level rebinding check reads ast.Assign etc. of tree.body only; a NamedExpr inside an Expr is missed",
-        "walk NamedExpr targets anywhere outside functions (they bind in the enclosing scope)",
-    ),
-    "walrus rebinds a locked cell's input": (
-        "as above: a top-level NamedExpr is not a rebinding the guard reads",
-        "walk NamedExpr targets outside functions",
-    ),
-    "global statement inside a function rebinds cl": (
-        "function bodies are skipped for rebinding; `global cl` makes the body's assignment rebind the global",
-        "flag ast.Global/ast.Nonlocal naming a protected or checker name",
-    ),
-    "a match statement's capture pattern rebinds cl": (
-        "_targets does not know ast.MatchAs / MatchStar / MatchMapping rest names",
-        "collect capture names of match patterns (and except-handler names, import-from in functions)",
-    ),
-    "a locked input changed in place by a method call": (
-        "mutating methods (__setitem__, reverse, append, zero_, copy_) are calls, not assignments",
-        "flag method calls on protected names (or snapshot/hash the locked inputs and compare before each test)",
-    ),
-    "inspect.currentframe().f_globals (sys._getframe by another door)": (
-        "inspect.currentframe, f_globals and a subscript rooted at a call are not flagged",
-        "flag f_globals/f_locals/f_back/currentframe/stack, and subscripts rooted at calls",
-    ),
-    "gc.get_referrers finds the module dict": (
-        "gc.get_referrers returns the checks module's dict; the loop variable is a new name",
-        "flag gc (get_referrers/get_objects) and ctypes, inspect frames: a deny-list of modules to import",
-    ),
-    "builtins reached as print.__self__, exec from a built string": (
-        "print.__self__ is the builtins module and getattr('ex' + 'ec') is exec; neither is listed",
-        "flag __self__ (every dunder) and getattr with a non-literal name",
-    ),
-    "builtins imported under another name": (
-        "import builtins as b: an alias node is not a Name, so 'builtins' is never seen",
-        "check alias.name of Import/ImportFrom against _INDIRECTION (and its module, for from-imports)",
-    ),
-    "importlib imported from under another name": (
-        "from importlib import import_module as load: ImportFrom module names are not checked",
-        "check ImportFrom.module against _INDIRECTION",
-    ),
-    "sys.modules via from-import": (
-        "from sys import modules as loaded: the ImportFrom module is not checked",
-        "check ImportFrom.module and alias names against _INDIRECTION",
-    ),
-    "unittest.mock.patch.object(...).start()": (
-        "mock.patch.object is setattr by another name",
-        "deny unittest.mock (and a list of modules) in answer cells",
-    ),
-    "timeit runs a statement given as a string": (
-        "timeit compiles and runs its string: exec by another name",
-        "deny timeit/runpy/code/pdb/pickle (modules that run code from data) in answer cells",
-    ),
-    "a %time magic (allowed as harmless) runs the patch": (
-        "%time and %timeit run their statement in the user namespace, but are whitelisted as harmless",
-        "read the code given to time/timeit magics (parse the magic's argument) instead of whitelisting it",
-    ),
-    "a %%timeit cell magic (allowed as harmless) runs the patch": (
-        "the cell body of %%timeit is a string constant to the guard, and timeit is whitelisted",
-        "parse the body of %%time/%%timeit cells as code and check it too",
-    ),
     "a file written and imported": (
         "the patch lives in a file written at run time and imported under a new name",
         "flag imports of modules other than an allow-list (torch, math, numpy, course_lib ...) in answer cells",
-    ),
-    "pickle payload calls the patching function": (
-        "the setattr call is inside bytes that pickle.loads runs",
-        "deny pickle/marshal/shelve/dill in answer cells",
-    ),
-    "ctypes writes the attribute": (
-        "ctypes calls the C API's PyObject_SetAttrString",
-        "deny ctypes (and cffi) in answer cells",
     ),
     "a TorchFunctionMode entered and never left": (
         "a mode pushed by an answer cell stays on for the rest of the notebook and rewrites torch.isclose",
@@ -748,9 +645,5 @@ HOLES = {
     "an answer tensor that agrees with anything (Tensor subclass)": (
         "the answer's own __torch_function__ answers torch.isclose; nothing in the source is tampering",
         "check answers as type(x) is Tensor (or x.as_subclass(Tensor) / .tolist()) before comparing",
-    ),
-    "__init_subclass__ runs the patch when a class is made": (
-        "object.__setattr__ inside a hook that class creation runs; __setattr__ is not listed",
-        "flag every dunder attribute access",
     ),
 }

@@ -1,0 +1,214 @@
+"""Reading a student's cell for tampering: what, in its code, could change what the checks see. Never run.
+
+:func:`tampering` reads a cell as a syntax tree (IPython's magics turned into Python first) and reports, one line per
+finding, each of these:
+
+- **rebinding** a name the locked cells bind, or a checker's name (``cl``, ``check_answer``, ``torch``,
+  ``VARIANT``), anywhere outside a function body: assignment, ``for``, ``with ... as``, ``import ... as``, ``def``,
+  ``class``, a walrus, a ``match`` pattern; and ``global``/``nonlocal`` of such a name inside a function;
+- **changing** an attribute or item of an imported module (the locked cells' imports and the cell's own), of an
+  expression that is not a plain name (``[cl][0].check_answer = ...``), or, outside functions, of a value a locked
+  cell made (``weights[0] = ...``, ``weights.reverse()``, ``x.add_(1)``);
+- **the tools of indirection**: ``setattr``, ``globals()``, ``exec``, ``__import__``, ``get_ipython``, a ``getattr``
+  whose attribute is not a literal, the frame and object internals (``__dict__``, ``__globals__``, ``f_globals``,
+  ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``, ``importlib``,
+  ``gc``, ``inspect``, ``ctypes``, ``pickle``, ``unittest.mock``, ...);
+- the code given to ``%time`` / ``%timeit`` is read the same way (those magics are otherwise harmless).
+
+A reading finds what is written, not every effect code can have: a lying tensor subclass or a mode left switched on
+needs checks at run time too (see the lecturer's guide).
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["bound_names", "tampering"]
+
+CHECKERS = {"cl", "course_lib", "check_answer", "check_close", "check_function", "explain_difference", "torch",
+            "VARIANT"}  # fmt: skip
+_INDIRECTION = {"setattr", "delattr", "globals", "vars", "locals", "exec", "eval", "compile", "__import__",
+                "get_ipython", "__builtins__", "breakpoint"}  # fmt: skip
+_REACHING_MODULES = {"builtins", "sys", "importlib", "gc", "inspect", "ctypes", "pickle", "marshal", "runpy", "code",
+                     "unittest", "timeit", "operator", "threading", "types", "dill", "cloudpickle"}  # fmt: skip
+_INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__class__",
+              "__self__", "__func__", "__wrapped__", "__subclasses__", "__bases__", "__mro__", "__setattr__",
+              "__delattr__", "__setitem__", "__delitem__", "__getattribute__", "__init_subclass__", "__builtins__",
+              "__loader__", "__spec__", "f_globals", "f_locals", "f_back", "f_builtins", "currentframe",
+              "_getframe", "__import__"}  # fmt: skip
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
+             "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
+_HARMLESS_MAGICS = {"time", "timeit", "matplotlib"}
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def parse(source: str) -> ast.Module | None:
+    """The syntax tree of a cell, IPython's magics turned into Python first; None if it does not parse."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        source = TransformerManager().transform_cell(source)
+    except ImportError:  # without IPython a cell with magics does not parse, and is read as nothing
+        pass
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    """The expressions a node binds or deletes (``a = b = ...``, ``a += ...``, ``for a in``, ``del a``, walrus)."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        return [node.target]
+    if isinstance(node, ast.Delete):
+        return list(node.targets)
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in node.items if item.optional_vars is not None]
+    return []
+
+
+def _flat(target: ast.expr) -> list[ast.expr]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for element in target.elts for t in _flat(element)]
+    return [target.value] if isinstance(target, ast.Starred) else [target]
+
+
+def _root(expr: ast.expr) -> str | None:
+    """``cl.classroom.checks.check_answer`` -> ``"cl"``; ``x[0].y`` -> ``"x"``; None when it starts elsewhere."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _names_bound(node: ast.AST) -> list[str]:
+    """The plain names a node binds in its scope (imports by the name they bind)."""
+    names = [t.id for target in _targets(node) for t in _flat(target) if isinstance(t, ast.Name)]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names.append(node.name)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        names.append(node.name)
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        names.append(node.rest)
+    return names
+
+
+def _outside_functions(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of ``tree`` not inside a function or lambda body (where names are the cell's globals)."""
+    nodes, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        if not isinstance(node, _FUNCTIONS) or node is tree:
+            todo.extend(ast.iter_child_nodes(node))
+        else:  # a def's own name, decorators and defaults are evaluated outside it
+            todo.extend([*getattr(node, "decorator_list", []), *ast.iter_child_nodes(node.args)])
+    return nodes
+
+
+def bound_names(source: str) -> tuple[set[str], set[str]]:
+    """(names the cell binds at its top level, names it binds by ``import``): what a locked cell gives the checks."""
+    names, modules = set(), set()
+    tree = parse(source)
+    for node in tree.body if tree is not None else []:
+        names |= set(_names_bound(node))
+        if isinstance(node, ast.Import):
+            modules |= set(_names_bound(node))
+    return names, modules
+
+
+def _magic_code(node: ast.AST) -> tuple[str, str] | None:
+    """``(magic, code)`` of ``get_ipython().run_line_magic('timeit', 'code')`` (or a cell magic), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    if node.func.attr not in ("run_line_magic", "run_cell_magic") or len(node.args) < 2:
+        return None
+    inner = node.func.value
+    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "get_ipython"):
+        return None
+    args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
+    code = args[-1] if node.func.attr == "run_cell_magic" else args[1]
+    return (args[0], code) if isinstance(args[0], str) and isinstance(code, str) else None
+
+
+def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str]) -> list[str]:
+    found = []
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            reaching = {a.name.split(".")[0] for a in node.names} | {(getattr(node, "module", "") or "").split(".")[0]}
+            found += [f"line {node.lineno}: imports {m}, made for reaching into other code"
+                      for m in sorted(reaching & _REACHING_MODULES)]  # fmt: skip
+        found += [f"line {getattr(node, 'lineno', '?')}: rebinds {name}, which the checks use"
+                  for name in _names_bound(node) if name in watched]  # fmt: skip
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            found += [f"line {node.lineno}: declares {name} global, which the checks use"
+                      for name in node.names if name in watched]  # fmt: skip
+    return found
+
+
+def _changes(tree: ast.AST, outside: set[int], protected: set[str], modules: set[str]) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        for t in (t for target in _targets(node) for t in _flat(target)):
+            if not isinstance(t, (ast.Attribute, ast.Subscript)):
+                continue
+            root = _root(t)
+            if root is None or root in modules | CHECKERS | _INDIRECTION | _REACHING_MODULES:
+                found.append(f"line {node.lineno}: changes {ast.unparse(t)}, part of a module")
+            elif root in protected and id(node) in outside:
+                found.append(f"line {node.lineno}: changes {ast.unparse(t)}, which a locked cell made")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and id(node) in outside:
+            method, root = node.func.attr, _root(node.func.value)
+            in_place = method in _MUTATORS or (method.endswith("_") and not method.startswith("_"))
+            if in_place and root in protected - modules - CHECKERS:
+                found.append(f"line {node.lineno}: changes {root} in place ({method}), which a locked cell made")
+    return found
+
+
+def _indirection(tree: ast.AST, protected: set[str], modules: set[str]) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        magic = _magic_code(node)
+        if magic is not None and magic[0] in _HARMLESS_MAGICS:
+            found += [f"in %{magic[0]}: {line}" for line in tampering(magic[1], protected, modules)]
+            continue
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name in _INDIRECTION or name in _INTERNALS:
+            if not (name == "get_ipython" and _is_harmless_magic_call(tree, node)):
+                found.append(f"line {node.lineno}: uses {name}, which can change what the checks see")
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
+            attr = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value not in _INTERNALS):
+                found.append(f"line {node.lineno}: getattr with a computed or internal name")
+    return found
+
+
+def _is_harmless_magic_call(tree: ast.AST, name_node: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        magic = _magic_code(node)
+        if magic is not None and magic[0] in _HARMLESS_MAGICS and node.func.value.func is name_node:
+            return True
+    return False
+
+
+def tampering(source: str, protected: set[str], modules: set[str]) -> list[str]:
+    """What in ``source`` (a cell a student wrote) could change what the checks see, one line per finding.
+
+    ``protected``: names the locked cells bind; ``modules``: names they bind to imported modules (the cell's own
+    imports are added). A cell that does not parse finds nothing: it fails when it runs, and its exercise with it.
+    """
+    tree = parse(source)
+    if tree is None:
+        return []
+    outside = _outside_functions(tree)
+    own_imports = {n for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                   for n in _names_bound(node)}  # fmt: skip
+    modules = modules | own_imports
+    found = _rebindings(outside, tree, protected | CHECKERS)
+    found += _changes(tree, set(map(id, outside)), protected, modules)
+    found += _indirection(tree, protected, modules)
+    return list(dict.fromkeys(found))
