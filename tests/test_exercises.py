@@ -172,6 +172,14 @@ def test_what_an_exercise_allows_still_runs_under_the_kernel_watch():
     assert q.grad is not None
 
 
+def test_each_refusal_names_its_own_function():
+    with blocked(cl.SOFTMAX_FUNCTIONS):
+        for name, call in (("torch.log_softmax", lambda: torch.log_softmax(_X, -1)),
+                           ("torch.nn.functional.softmax", lambda: F.softmax(_X, -1))):  # fmt: skip
+            with pytest.raises(ShortcutError, match=f"^{name} is not available"):
+                call()
+
+
 def test_check_function_fails_an_operator_shortcut_and_names_it():
     def by_operator(s):
         return torch.ops.aten._softmax(s, -1, False)

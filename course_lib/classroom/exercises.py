@@ -217,6 +217,7 @@ def blocked(
                         if value is original and (module, key) != (owner, attr)]  # fmt: skip
         if namespace is not None:
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
+    codes = _codes(names)  # before anything is replaced: the originals' code, not the refusals'
     saved = []
     try:
         for owner, attr, dotted in targets:
@@ -231,9 +232,7 @@ def blocked(
             if any(id(v) in originals for v in items):  # by identity: == on tensors is elementwise
                 saved.append((holder, attr, True, value))
                 setattr(holder, attr, _replaced(value, originals, who))
-        with Reaches(
-            originals, kernels_of(names), who, _codes(names)
-        ):  # the doors without a name (see course_lib.classroom.reach)
+        with Reaches(originals, kernels_of(names), who, codes):  # the doors without a name (classroom.reach)
             yield tuple(names)
     finally:
         for owner, attr, was_own, original in reversed(saved):

@@ -539,6 +539,8 @@ CAUGHT = {
     "softmax: the gradient of logcumsumexp's last entry",
     "softmax: torch.logcumsumexp as the log-normaliser",
     "softmax: torch.sparse.softmax on a sparse copy",
+    "mha: a fresh copy of course_lib.multihead by runpy",
+    "mha: a subclass of cl.MultiHeadAttention with forward copied",
     # closed after the first held-out run (classroom.tampering: imports, walrus, match, global, in-place methods,
     # internals, computed getattr, the code given to %time, targets that start with an expression)
     "__globals__ read with getattr and a built string, then .update()",
@@ -608,14 +610,6 @@ HOLES = {
     "attention: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off",
         "block those context managers while checking",
-    ),
-    "mha: a subclass of cl.MultiHeadAttention with forward copied": (
-        "the subclass's own forward is the original function; blocked only replaces the attribute on the class",
-        "block by code object, or replace forward on every subclass (walk __subclasses__())",
-    ),
-    "mha: a fresh copy of course_lib.multihead by runpy": (
-        "runpy.run_module makes a new MultiHeadAttention class that no name or id matches",
-        "block by code location rather than identity; refuse runpy/importlib while checking",
     ),
     "backward: torch._decomp's Python _softmax_backward_data": (
         "the decomposition is plain Python: aten::_softmax_backward_data is never dispatched",
