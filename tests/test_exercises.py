@@ -180,6 +180,15 @@ def test_each_refusal_names_its_own_function():
                 call()
 
 
+def test_a_blocked_decorated_function_blocks_its_own_code_not_its_decorators():
+    @torch.no_grad()
+    def allowed(x):
+        return x + 1
+
+    with blocked(["course_lib.generate"]):  # cl.generate is wrapped by torch.no_grad() too
+        assert torch.equal(allowed(torch.zeros(1)), torch.ones(1))
+
+
 def test_check_function_fails_an_operator_shortcut_and_names_it():
     def by_operator(s):
         return torch.ops.aten._softmax(s, -1, False)

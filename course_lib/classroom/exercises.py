@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -169,7 +170,7 @@ def _codes(names: Sequence[str]) -> dict[Any, str]:
     codes: dict[Any, str] = {}
     for dotted in names:
         for name in (dotted, *_INNER.get(dotted, ())):
-            function = getattr(*_resolve(name))
+            function = inspect.unwrap(getattr(*_resolve(name)))  # a decorator's wrapper code is shared by many
             code = getattr(getattr(function, "__func__", function), "__code__", None)
             if code is not None:
                 codes.setdefault(code, dotted)
