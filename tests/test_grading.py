@@ -8,12 +8,13 @@ each student's nbgrader id as ``VARIANT``, so every student below has numbers of
 - ``0`` (the reference): the release with every answer cell filled with the reference solution -> full marks. Its id
   gives it variant 0, the numbers of the text;
 - ``unchanged``: the release as handed out -> zero for every exercise, and the notebook still runs to the end;
-- ``shortcut``, graded after the other two: every implement-it exercise answered by a library call
-  (``tests/shortcuts/nbNN.py``); the answers of the first by-hand exercise that depends on the student's numbers
-  copied, as literal numbers, from the graded reference (another student's numbers); the other by-hand exercises
-  answered by the reference solution, for this student's own numbers; and the last answer cell ends by replacing
-  ``cl.check_answer`` (tampering) -> zero for each shortcut, for the copied answers (which fail on their values, not on
-  their type) and for the last exercise, whose test cell raises "Not graded" first thing; full marks for the rest.
+- ``shortcut`` (student id ``student-b``), graded after the other two: every implement-it exercise answered by a
+  library call (``tests/shortcuts/nbNN.py``); the answers of the first by-hand exercise that depends on the
+  student's numbers copied, as literal numbers, from the graded reference (another student's numbers); the other
+  by-hand exercises answered by the reference solution, for this student's own numbers; and the last answer cell
+  ends by replacing ``cl.check_answer`` (tampering) -> zero for each shortcut, for the copied answers (which fail
+  on their values, not on their type) and for the last exercise, whose test cell raises "Not graded" first thing;
+  full marks for the rest.
 
 Scores are read per exercise from nbgrader's gradebook. The same run scans for leaked answers: the by-hand answers of
 the reference (the text's numbers) appear in no code of the release, in no prose, and in no output of the reference
@@ -56,7 +57,10 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 # The reference solutions are handed in as student "0": the guard writes that id as VARIANT, and variant 0 has the
 # numbers of the text, whose answers the leak scan looks for.
 REFERENCE = "0"
-STUDENTS = (REFERENCE, "unchanged", "shortcut")
+# The shortcut submission's id: the guard makes it the variant, and this one draws numbers other than the text's in
+# every by-hand exercise of the course (some exercises choose from a few values, so not every id does).
+SHORTCUT = "student-b"
+STUDENTS = (REFERENCE, "unchanged", SHORTCUT)
 CONFIG = """from course_lib.classroom.release import configure
 
 c = get_config()
@@ -191,8 +195,8 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     submit(root, assignment, nb_path.name, "unchanged", release)
     log = nbgrader(root, "autograde", assignment)
     copied = read_copyable(nbformat.read(root / "autograded" / REFERENCE / assignment / nb_path.name, as_version=4))
-    submit(root, assignment, nb_path.name, "shortcut", shortcut_submission(source, release, shortcuts, copied))
-    log += nbgrader(root, "autograde", assignment, "--student", "shortcut")
+    submit(root, assignment, nb_path.name, SHORTCUT, shortcut_submission(source, release, shortcuts, copied))
+    log += nbgrader(root, "autograde", assignment, "--student", SHORTCUT)
     assert "has changed" not in log, "no submission changed a locked cell: nbgrader should not warn"
     nbgrader(root, "generate_feedback", assignment)
 
@@ -209,8 +213,8 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
         assert scores["unchanged"][grade_id] == 0, f"unchanged release: {label} scored"
         cheated = label in shortcuts or ex is exercises[-1] or (copy is not None and label == copy.label)
         expected = 0 if cheated else max_points[grade_id]
-        assert scores["shortcut"][grade_id] == expected, f"shortcut submission: {label}"
-    graded_shortcut = nbformat.read(root / "autograded" / "shortcut" / assignment / nb_path.name, as_version=4)
+        assert scores[SHORTCUT][grade_id] == expected, f"shortcut submission: {label}"
+    graded_shortcut = nbformat.read(root / "autograded" / SHORTCUT / assignment / nb_path.name, as_version=4)
     for ex in [copy] if copy is not None else []:  # copied numbers fail on their values, not on their type or shape
         errors = " ".join(f"{name}: {value}" for name, value in cell_errors(graded_shortcut.cells[ex.check_cell]))
         assert not re.search(r"expected a torch.Tensor|dtype is|shape", errors), f"{ex.label}: {errors}"
@@ -233,8 +237,8 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     numbers = [i for i, c in enumerate(source.cells) if c.cell_type == "code" and i not in own
                and "variant_numbers(VARIANT" in c.source]  # fmt: skip
     for i in numbers:  # two students are given different numbers
-        printed = {s: "".join(o.get("text", "") for o in graded[s].cells[i].outputs) for s in (REFERENCE, "shortcut")}
-        assert printed[REFERENCE] != printed["shortcut"], f"cell {i}: the same numbers for two variants"
+        printed = {s: "".join(o.get("text", "") for o in graded[s].cells[i].outputs) for s in (REFERENCE, SHORTCUT)}
+        assert printed[REFERENCE] != printed[SHORTCUT], f"cell {i}: the same numbers for two variants"
 
     answers = read_answers(graded[REFERENCE])
     texts = [(f"release, code cell {i}", c.source) for i, c in enumerate(release.cells) if c.cell_type == "code"]
