@@ -35,7 +35,7 @@ from markdown_it import MarkdownIt
 from nbconvert.preprocessors import TagRemovePreprocessor
 
 from course_lib.paths import ROOT
-from tools import sections
+from tools import deck, sections
 from tools.colab_cell import BRANCH, GITHUB_REPOSITORY, REPOSITORY_URL
 
 BOOK_DIR = ROOT / "book"  # conf.py, _static/, templates/
@@ -310,7 +310,7 @@ def slides_notebook(nb: dict, name: str = "the notebook") -> dict:
     if not sections.is_sectioned(nb):
         raise ValueError(f"{name} has no section badges: shape it first (python -m tools.sections --write)")
     nb = remove_tagged_cells(static_widgets(nb))
-    node = nbformat.from_dict(sections.slides(nb))
+    node = nbformat.from_dict(deck.shape(sections.slides(nb)))
     TagRemovePreprocessor(remove_input_tags={OUTPUT_ONLY_TAG}).preprocess(node, {})
     return node
 
@@ -369,6 +369,11 @@ def build_slides(notebooks: list[str], out: Path) -> None:
         template_name="course-reveal",
         reveal_url_prefix="../_static/revealjs",
         reveal_theme="white",  # "simple", the default, loads Google fonts; "white" has its fonts in reveal.js
+        reveal_width="1280",  # a 16:9 canvas, drawn 1:1 on a 1280x720 projector
+        reveal_height="720",
+        reveal_number="c/t",  # slide numbers
+        exclude_input_prompt=True,  # no "In [31]:" on a slide
+        exclude_output_prompt=True,
     )
     (out / "slides").mkdir(parents=True, exist_ok=True)
     for rel in notebooks:
@@ -378,6 +383,7 @@ def build_slides(notebooks: list[str], out: Path) -> None:
                 "mathjax_url": f"../_static/{MATHJAX_SCRIPT}",
                 "mathjax_config": json.dumps(MATHJAX_CONFIG),
                 "book_url": f"../{Path(rel).with_suffix('.html').as_posix()}",
+                "static_url": "../_static/",
                 "cjk_font_url": f"../_static/{CJK_FONT.name}" if CJK_FONT.is_file() else "",
             }
         }

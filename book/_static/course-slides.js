@@ -1,0 +1,42 @@
+// The slides (book/templates/course-reveal): formulas that fit their slide, and Chinese text in every font.
+(function () {
+  // A formula wider than its slide (a matrix cannot be broken into lines) is drawn smaller until it fits.
+  function fitMath(slide) {
+    if (!slide) return;
+    var right = slide.getBoundingClientRect().right;
+    slide.querySelectorAll(".MathJax_Display, .MathJax:not(.MathJax_Display .MathJax)").forEach(function (el) {
+      var math = el.classList.contains("MathJax_Display") ? el.firstElementChild || el : el;
+      var box = el.parentElement;
+      var rect = math.getBoundingClientRect();
+      var room = right - rect.left;
+      if (box && rect.width > room + 1 && room > 0) {
+        var size = parseFloat(getComputedStyle(box).fontSize);
+        box.style.fontSize = Math.floor((size * (room - 4)) / rect.width * 10) / 10 + "px";
+      }
+    });
+  }
+  function fitAll() {
+    document.querySelectorAll(".reveal .slides section:not(.stack)").forEach(fitMath);
+  }
+  function afterMath(task) {
+    if (window.MathJax && MathJax.Hub) MathJax.Hub.Queue(task);
+    else task();
+  }
+  window.courseFitMath = fitMath;
+  window.courseFitAll = fitAll;
+  if (typeof Reveal !== "undefined") {
+    Reveal.on("ready", function (event) { afterMath(function () { fitMath(event.currentSlide); }); });
+    Reveal.on("slidechanged", function (event) {
+      // MathJax lays out formulas on hidden slides with the wrong sizes: lay out the current slide again.
+      if (window.MathJax && MathJax.Hub) MathJax.Hub.Queue(["Rerender", MathJax.Hub, event.currentSlide]);
+      afterMath(function () { fitMath(event.currentSlide); });
+    });
+    Reveal.on("pdf-ready", function () { afterMath(fitAll); });
+  }
+  // Once the Chinese subset has loaded, lay the text out again (text drawn before it arrived kept empty boxes).
+  if (document.fonts) {
+    document.fonts.load('18px "Noto Sans SC Course Subset"', "猫").then(function () {
+      document.documentElement.classList.add("course-fonts-ready");
+    });
+  }
+})();
