@@ -14,170 +14,94 @@ from __future__ import annotations
 import copy
 import re
 
-BUDGET = 30  # words of prose a slide keeps (headings, formulas, tables and code are kept whole)
-KEEP = 40  # a slide of at most this many words is shown whole
-ITEM_WORDS = (6, 12)  # each list item keeps its first clause, within these many words
+from tools import slide_figures
+from tools.slide_text import BUDGET, blocks, short_list, shorten, slide_text, words
+
+CODE_WORDS = 45  # a code cell and its printed output above this many words lose their comments, then output lines
+OUTPUT_LINES = 8
+SLIDE_WORDS = 70  # a code cell that would fill a slide beyond this starts a slide of its own
 MAX_ITEMS = 6  # a summary pulled from the notes shows at most this many bullets
 SHOWN_KINDS = ("slide", "subslide", "fragment", "-")
+OUTPUT_ONLY = "slide-output-only"  # the tag of a code cell whose slide shows its output alone
 # Lines that are addressed to the tests or the grader, never to a student in a lecture hall.
 MARKER = re.compile(
     r"^\s*#+\s*(NBVAL_\w+|(BEGIN|END) (SOLUTION|HIDDEN TESTS|MARK SCHEME)|nbgrader\b.*)\s*$", re.I | re.M
 )
-BADGE_LINE = re.compile(r'^\s*<span class="section-badge[^"]*">.*?</span>\s*$', re.M)
-LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)\s]+\)")
-# An atom: a run of non-space characters, where a formula or a code span (spaces and all) counts as one.
-ATOM = re.compile(r"(?:\$\$.+?\$\$|\$[^$]+\$|`[^`]+`|[^\s$`])+", re.S)
-LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+[.)])\s+")
-
-
-def words(markdown: str) -> int:
-    """Visible words of a piece of Markdown: a formula or a code span counts as one, HTML tags as none."""
-    text = re.sub(r"<[^>]+>", " ", LINK.sub(r"\1", markdown))
-    return sum(1 for atom in ATOM.findall(text) if re.search(r"[\w$`]", atom))
-
-
-def blocks(markdown: str) -> list[tuple[str, str]]:
-    """The Markdown of one cell as (kind, text) blocks: heading, badge, math, table, list, quote, html, para."""
-    out: list[tuple[str, str]] = []
-    kind, lines, in_math = None, [], False
-
-    def close():
-        nonlocal kind, lines
-        if lines:
-            out.append((kind, "\n".join(lines)))
-        kind, lines = None, []
-
-    for line in markdown.splitlines():
-        stripped = line.strip()
-        if in_math:
-            lines.append(line)
-            in_math = not stripped.endswith("$$")
-            if not in_math and kind == "math":
-                close()
-            continue
-        if stripped.startswith("$$") and kind != "list":
-            close()
-            kind, lines = "math", [line]
-            in_math = not (len(stripped) > 2 and stripped.endswith("$$"))
-            if not in_math:
-                close()
-            continue
-        if not stripped:
-            close()
-            continue
-        new = _line_kind(line, stripped, kind)
-        if new != kind or new in ("heading", "badge"):
-            close()
-            kind = new
-        lines.append(line)
-        in_math = stripped.count("$$") % 2 == 1
-    close()
-    return out
-
-
-def _line_kind(line: str, stripped: str, current: str | None) -> str:
-    if BADGE_LINE.match(line):
-        return "badge"
-    if stripped.startswith("#"):
-        return "heading"
-    if stripped.startswith("|"):
-        return "table"
-    if stripped.startswith(">"):
-        return "quote"
-    if LIST_ITEM.match(line) or (current == "list" and line[:1] in " \t"):
-        return "list"
-    if stripped.startswith("<") and current != "para":
-        return "html"
-    return current if current in ("para", "quote", "list") else "para"
-
-
-def shorten(text: str, limit: int) -> str:
-    """The first sentence of ``text``; when longer than ``limit`` words, its last clause boundary within them (or
-    its first ``limit`` words and an ellipsis). Formulas and code spans are never cut."""
-    atoms = ATOM.findall(LINK.sub(r"\1", text))
-    ends = [i + 1 for i, a in enumerate(atoms) if re.search(r"[.?!]\**$", a) and not _abbreviation(a)]
-    lead = next((i + 1 for i, a in enumerate(atoms) if a.endswith("**")), 0) if atoms[:1] != [""] else 0
-    lead = lead if atoms and atoms[0].startswith("**") else 0
-    end = next((e for e in ends if e > lead), None)  # a bold lead ("**Step 1.**") joins the sentence after it
-    atoms = atoms[:end] if end else atoms
-    if len(atoms) > limit:
-        cut = [i + 1 for i, a in enumerate(atoms[:limit]) if re.search(r"[,;:]\**$|^[—–]$", a) and i >= limit // 2]
-        atoms = atoms[: cut[-1]] if cut else atoms[:limit]
-        atoms = _balanced(atoms)
-        atoms[-1] = re.sub(r"[,;:—–]+(\**)$", r"\1", atoms[-1])
-        atoms.append("…")
-    out = " ".join(a for a in atoms if a)
-    if out.count("**") % 2:
-        out += "**"
-    return out
-
-
-def _balanced(atoms: list[str]) -> list[str]:
-    """``atoms`` without the tail that opens a parenthesis it does not close."""
-    depth, last_open = 0, None
-    for i, atom in enumerate(atoms):
-        for ch in re.sub(r"\$[^$]*\$|`[^`]*`", "", atom):
-            if ch == "(":
-                depth, last_open = depth + 1, (i if depth == 0 else last_open)
-            elif ch == ")" and depth:
-                depth -= 1
-    return atoms[:last_open] if depth and last_open else atoms
-
-
-def _abbreviation(atom: str) -> bool:
-    return atom.lower().rstrip("*") in ("e.g.", "i.e.", "cf.", "vs.", "etc.)") or bool(re.fullmatch(r"\d+\.", atom))
-
-
-def _list_items(text: str) -> list[tuple[str, str]]:
-    """(marker, text) of each top-level item of a Markdown list."""
-    items: list[tuple[str, str]] = []
-    for line in text.splitlines():
-        match = LIST_ITEM.match(line)
-        if match and not match[1]:
-            items.append((match[2], line[match.end() :]))
-        elif items:
-            items[-1] = (items[-1][0], items[-1][1] + " " + line.strip())
-    return items
-
-
-def short_list(text: str, budget: int, max_items: int | None = None) -> str:
-    """A list with each item cut to its first clause, sized so that the items share ``budget`` words."""
-    items = _list_items(text)[:max_items]
-    if not items:
-        return ""
-    low, high = ITEM_WORDS
-    limit = max(low, min(high, budget // len(items)))
-    return "\n".join(f"{marker} {shorten(item, limit)}" for marker, item in items)
-
-
-def slide_text(markdown: str, budget: int = BUDGET) -> str:
-    """What a Markdown slide shows: headings, formulas, tables and HTML whole; prose cut to fit ``budget``."""
-    parts = blocks(markdown)
-    if words(markdown) - sum(words(t) for k, t in parts if k == "badge") <= KEEP:
-        return "\n\n".join(LINK.sub(r"\1", t) for k, t in parts if k != "badge")
-    left = budget - sum(words(t) for k, t in parts if k in ("heading",))
-    shown = []
-    for kind, text in parts:
-        if kind == "badge":
-            continue
-        if kind in ("heading", "math", "table", "html"):
-            shown.append(LINK.sub(r"\1", text))
-        elif kind == "list" and left > 0:
-            shown.append(short_list(text, max(left, 3 * ITEM_WORDS[0])))
-            left -= words(shown[-1])
-        elif kind in ("para", "quote") and left > 0:
-            prefix = "> " if kind == "quote" else ""
-            body = re.sub(r"^\s*>\s?", "", text, flags=re.M) if prefix else text
-            sentence = shorten(body, max(left, 8))
-            if words(sentence) <= max(left, 8):
-                shown.append(prefix + sentence)
-                left -= words(sentence)
-    return "\n\n".join(shown)
 
 
 def clean_code(source: str) -> str:
     """Code for a slide: without the lines that mark it for the tests or the grader."""
-    return re.sub(r"\n{3,}", "\n\n", MARKER.sub("", source)).strip("\n")
+    return "\n".join(line for line in source.splitlines() if not MARKER.fullmatch(line)).strip("\n")
+
+
+def code_words(text: str) -> int:
+    return sum(1 for token in text.split() if re.search(r"\w", token))
+
+
+def without_comments(source: str) -> str:
+    """Python code without its comments (a ``#`` outside a string literal, found by the tokenizer)."""
+    import io
+    import tokenize
+
+    try:
+        comments = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    lines = source.splitlines()
+    for token in reversed(comments):
+        row, col = token.start
+        lines[row - 1] = lines[row - 1][:col].rstrip()
+    return "\n".join(line for i, line in enumerate(lines) if line or (i and lines[i - 1])).strip("\n")
+
+
+def without_checks(source: str) -> str:
+    """Python code without its ``assert`` statements and ``assert_*(...)`` calls (the printed output shows what they
+    check); the code as it was when it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    drop = set()
+    for node in ast.walk(tree):
+        call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+        name = getattr(call.func, "attr", getattr(call.func, "id", "")) if call else ""
+        if isinstance(node, ast.Assert) or name.startswith("assert"):
+            drop.update(range(node.lineno, node.end_lineno + 1))
+    lines = [line for i, line in enumerate(source.splitlines(), 1) if i not in drop]
+    return "\n".join(lines).strip("\n") if any(line.strip() for line in lines) else source
+
+
+def _output_text(output) -> str:
+    text = output.get("text") or output.get("data", {}).get("text/plain", "")
+    return "".join(text)
+
+
+def short_code_cell(cell) -> str | None:
+    """Shorten a code cell shown on a slide, in place, when it and its output are too long to read from a hall:
+    first its comments go, then the lines of its text outputs beyond OUTPUT_LINES. Returns the original code for
+    the speaker notes, or None when nothing changed."""
+    source = cell["source"]
+    outputs = [o for o in cell.get("outputs", []) if "text" in o or "text/plain" in o.get("data", {})]
+    total = code_words(source) + sum(code_words(_output_text(o)) for o in outputs)
+    if total <= CODE_WORDS:
+        return None
+    cell["source"] = without_comments(source)
+    if code_words(cell["source"]) > SLIDE_WORDS // 2:
+        cell["source"] = without_checks(cell["source"])
+    left = OUTPUT_LINES
+    for output in outputs:
+        if "image/png" in output.get("data", {}) or "text/html" in output.get("data", {}):
+            continue
+        lines = _output_text(output).splitlines(keepends=True)
+        kept = lines[:left] + (["…\n"] if len(lines) > left else [])
+        left = max(left - len(lines), 0)
+        if output.get("output_type") == "stream":
+            output["text"] = "".join(kept)
+        else:
+            output["data"]["text/plain"] = "".join(kept)
+    return source
 
 
 def _kind(cell) -> str:
@@ -201,11 +125,14 @@ def _lead_from_notes(notes: str) -> str:
 def shape(deck) -> dict:
     """A copy of a deck (``tools.sections.slides``) shaped for a projector; see the module's docstring."""
     deck = copy.deepcopy(deck)
-    cells = []
+    cells, on_slide = [], 0  # the words of the slide being filled
     for i, cell in enumerate(deck["cells"]):
         kind = _kind(cell)
+        on_slide = 0 if kind in ("slide", "subslide") else on_slide
         if cell["cell_type"] == "code" and kind != "skip":
-            cell["source"] = clean_code("".join(cell["source"]))
+            shaped, on_slide = _code_cells(cell, on_slide)
+            cells += shaped
+            continue
         if cell["cell_type"] != "markdown" or kind not in SHOWN_KINDS:
             cells.append(cell)
             continue
@@ -215,14 +142,92 @@ def shape(deck) -> dict:
         if _heading_only(source) and following is not None:
             lead = _lead_from_notes("".join(following["source"]))
             shown = "\n\n".join(part for part in (shown, lead) if part)
+        on_slide += words(shown)
         cells.append({**cell, "source": shown})
         if shown.strip() != source.strip() and not _heading_only(source):
-            notes = {"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "notes"}}, "source": source}
-            if "id" in cell:
-                notes["id"] = f"{cell['id']}-notes"
-            cells.append(notes)
+            cells.append(_notes(source, cell, "notes"))
     deck["cells"] = cells
     return deck
+
+
+def _cell_words(cell, output_only: bool) -> int:
+    """Visible words of a code cell on its slide: its code (unless hidden) and its text outputs."""
+    shown = 0 if output_only else code_words(cell["source"])
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if any(kind.startswith("image/") for kind in data):
+            continue
+        text = "".join(data["text/html"]) if "text/html" in data else _output_text(output)
+        shown += code_words(re.sub(r"<[^>]+>", " ", text))
+    return shown
+
+
+def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
+    """A code cell of the deck, shaped: markers out; comments and long outputs cut when it is wordy; moved to a
+    slide of its own when the slide it joins would hold more than SLIDE_WORDS; its output on the next slide when
+    code and output together hold more. Returns the cells and the words of the slide it ends."""
+    cell["source"] = clean_code("".join(cell["source"]))
+    output_only = OUTPUT_ONLY in cell.get("metadata", {}).get("tags", [])
+    full = None if output_only else short_code_cell(cell)
+    n = _cell_words(cell, output_only)
+    if on_slide and on_slide + n > SLIDE_WORDS and _kind(cell) in ("fragment", "-"):
+        cell["metadata"]["slideshow"] = {"slide_type": "subslide"}
+        on_slide = 0
+    shaped = [cell]
+    if not output_only and n > SLIDE_WORDS and cell.get("outputs"):
+        shaped.append(_output_slide(cell, cell["outputs"], "output"))
+        cell["outputs"] = []
+        _cap_output_words(shaped[-1], SLIDE_WORDS)
+        on_slide = _cell_words(shaped[-1], True)
+    else:
+        on_slide += n
+    groups = slide_figures.split_outputs(shaped[-1].get("outputs", []))
+    if len(groups) > 1:  # a figure of several panels: one panel a slide
+        shaped[-1]["outputs"] = groups[0]
+        shaped += [_output_slide(cell, group, f"panel-{k}") for k, group in enumerate(groups[1:], 2)]
+        on_slide = 0
+    if full is not None:
+        shaped.insert(1, _notes(f"```python\n{full}\n```", cell, "code"))
+    return shaped, on_slide
+
+
+def _output_slide(cell, outputs: list[dict], suffix: str) -> dict:
+    """A sub-slide showing ``outputs`` of ``cell`` without its code."""
+    output = copy.deepcopy({**cell, "outputs": []})
+    output["outputs"] = copy.deepcopy(outputs)
+    output["metadata"]["slideshow"] = {"slide_type": "subslide"}
+    tags = output["metadata"].get("tags", [])
+    output["metadata"]["tags"] = tags if OUTPUT_ONLY in tags else [*tags, OUTPUT_ONLY]
+    if "id" in output:
+        output["id"] = f"{cell['id']}-{suffix}"
+    return output
+
+
+def _cap_output_words(cell, budget: int) -> None:
+    """Cut the text outputs of ``cell`` after the line that reaches ``budget`` words, in place."""
+    for output in cell.get("outputs", []):
+        if not ("text" in output or "text/plain" in output.get("data", {})) or "image/png" in output.get("data", {}):
+            continue
+        kept = []
+        for line in _output_text(output).splitlines(keepends=True):
+            if budget - code_words(line) < 0:
+                kept.append("…\n")
+                budget = -1
+                break
+            kept.append(line)
+            budget -= code_words(line)
+        if "text" in output:
+            output["text"] = "".join(kept)
+        else:
+            output["data"]["text/plain"] = "".join(kept)
+
+
+def _notes(source: str, cell, suffix: str) -> dict:
+    """A speaker-notes cell holding ``source``, placed after ``cell``."""
+    notes = {"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "notes"}}, "source": source}
+    if "id" in cell:
+        notes["id"] = f"{cell['id']}-{suffix}"
+    return notes
 
 
 def _next_notes(cells, i: int):

@@ -15,11 +15,13 @@ MEAN_WORDS, MAX_WORDS = 40, 90
 # The smallest text the course's figures draw is 8 pt (course_lib/figures: diagram labels, heatmap numbers), and
 # every stored figure is a PNG at 100 dpi: 8 / 72 * 100 pixels at the figure's natural size.
 FIGURE_TEXT_NATURAL_PX = 8 / 72 * 100
-MARKERS = r"In \[\s*\d*\]:|Out\[\s*\d*\]:|NBVAL_|BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|MARK SCHEME|nbgrader"
+PROMPTS = r"In \[\s*\d*\]:|Out\[\s*\d*\]:"  # anywhere on a slide
+MARKERS = r"NBVAL_|BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|MARK SCHEME|nbgrader"  # in code (prose may name them)
 
-MEASURE = r"""async ([markers, naturalPx]) => {
+MEASURE = r"""async ([prompts, markers, naturalPx]) => {
   const CJK = /[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]/;
-  const marker = new RegExp(markers);
+  const prompt = new RegExp(prompts, 'g'), marker = new RegExp(markers, 'g');
+  Reveal.configure({transition: 'none', backgroundTransition: 'none'});
   const slides = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.classList.contains('stack'));
   const skip = el => el.closest('aside.notes, script, style, .MathJax_Preview');
   const out = [];
@@ -50,11 +52,14 @@ MEASURE = r"""async ([markers, naturalPx]) => {
       const style = getComputedStyle(el);
       const clips = !['visible'].includes(style.overflowX) && el.scrollWidth > el.clientWidth + 1;
       if (r.right > box.right + 1 || r.left < box.left - 1 || clips) {
-        overflow.push(`${el.tagName.toLowerCase()}.${el.className || ''}`.slice(0, 60) +
-                      ` ${Math.round(r.left - box.left)}..${Math.round(r.right - box.left)} px` + (clips ? ' clipped' : ''));
+        const name = `${el.tagName.toLowerCase()}.${el.className || ''}`.slice(0, 60);
+        const span = `${Math.round(r.left - box.left)}..${Math.round(r.right - box.left)} px`;
+        overflow.push(`${name} ${span}` + (clips ? ' clipped' : ''));
       }
     }
-    const code = [...s.querySelectorAll('pre, code, .jp-InputArea-editor')].filter(c => !skip(c) && c.textContent.trim());
+    const code = [...s.querySelectorAll('pre, code, .jp-InputArea-editor')]
+      .filter(c => !skip(c) && c.textContent.trim());
+    const blocks = code.filter(c => c.tagName === 'PRE').map(c => c.textContent).join(' ');
     const codePx = code.map(c => parseFloat(getComputedStyle(c).fontSize) * Reveal.getScale());
     const cjkCode = code.filter(c => CJK.test(c.textContent)).map(c => getComputedStyle(c).fontFamily);
     const figures = [...s.querySelectorAll('img')].filter(img => !skip(img)).map(img => {
@@ -68,7 +73,7 @@ MEASURE = r"""async ([markers, naturalPx]) => {
       overflow: overflow.slice(0, 4), overflowCount: overflow.length,
       codePx: codePx.length ? Math.min(...codePx) : null,
       figurePx: figures.length ? Math.min(...figures) : null,
-      markers: (text.match(marker) || []).slice(0, 3),
+      markers: [...(text.match(prompt) || []), ...(blocks.match(marker) || [])].slice(0, 3),
       cjkFonts: [...cjkFonts], cjkCode,
     });
   }
@@ -77,7 +82,7 @@ MEASURE = r"""async ([markers, naturalPx]) => {
 
 
 def measure(page) -> list[dict]:
-    return page.evaluate(MEASURE, [MARKERS, FIGURE_TEXT_NATURAL_PX])
+    return page.evaluate(MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX])
 
 
 def summary(rows: list[dict]) -> dict:

@@ -1,5 +1,6 @@
 """The built book and slides (build/html, from `make book`) in headless Chromium: pages load with no request to
-another host, math is typeset by the local MathJax, and every figure of every notebook is decoded."""
+another host, math is typeset by the local MathJax, every figure of every notebook is decoded, and every slide of
+every deck can be projected as it is (tests/e2e/slide_metrics.py)."""
 
 import json
 import re
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import sections
+from tests.e2e import slide_metrics
+from tools import build_book, sections
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "build" / "html"
@@ -188,40 +190,91 @@ def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
     assert_offline(guarded, bad, url)
 
 
-# Each slide of a shaped notebook's deck is measured on a 1280x720 screen: its content must fit the slide (no
-# scrolling while projecting). Visiting every slide (fragments shown) lets MathJax lay each one out first.
-MEASURE_SLIDES = """async () => {
-  const slides = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.classList.contains('stack'));
-  const out = [];
-  for (const [i, s] of slides.entries()) {
-    const at = Reveal.getIndices(s);
-    Reveal.slide(at.h, at.v, 1000);
-    await new Promise(done => MathJax.Hub.Queue(() => done(true)));
-    const heading = s.querySelector('h1, h2, h3');
-    out.push({i, content: s.scrollHeight, room: s.clientHeight, title: heading ? heading.textContent : ''});
-  }
-  return out;
-}"""
+# Each slide of every deck is measured on a 1280x720 screen for the rules of a projected slide (issue 29,
+# tests/e2e/slide_metrics.py): nothing past the right edge, no slide taller than the screen, code at 18 px or more
+# without prompts or test markers, figure text at 14 px or more, at most 90 visible words a slide and 40 on average,
+# Chinese characters drawn from the course's font subset in every font. The densest and the widest slide of each deck
+# are saved as screenshots (build/e2e/deck-NN-densest.png, deck-NN-widest.png), the numbers in build/e2e/slides-NN.json.
+
+
+def deck_slides(nb: Path) -> int:
+    """Slides of a deck as the build shapes it (tools.deck): cells opening a slide or a sub-slide."""
+    cells = build_book.slides_notebook(json.loads(nb.read_text(encoding="utf-8")), nb.name).cells
+    return sum(1 for c in cells if c.metadata.get("slideshow", {}).get("slide_type") in sections.SLIDE_KINDS)
+
+
+def screenshot_slide(page, row: dict, path: Path) -> None:
+    page.evaluate("([h, v]) => Reveal.slide(h, v, 1000)", [row["h"], row["v"]])
+    page.evaluate("() => new Promise(done => MathJax.Hub.Queue(() => done(true)))")
+    page.screenshot(path=str(path))
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=IDS)
-def test_shaped_decks_fit_a_projector(book_url, browser, screenshots, nb):
+def test_every_slide_can_be_projected(book_url, browser, screenshots, nb):
     notebook = json.loads(nb.read_text(encoding="utf-8"))
     assert sections.is_sectioned(notebook), f"{nb.name} has no section badges (python -m tools.sections)"
     per_lecture = sections.lectures(sections.sections(notebook)[0])
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    for number, row in per_lecture.items():
+        assert sections.MIN_SLIDES <= row["slides"] <= sections.MAX_SLIDES, f"lecture {number}: {row['slides']}"
+    context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
     try:
         page.goto(f"{book_url}slides/{nb.stem}.slides.html", wait_until="load")
         page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
-        assert page.evaluate("Reveal.getTotalSlides()") == sum(row["slides"] for row in per_lecture.values())
-        rows = page.evaluate(MEASURE_SLIDES)
-        too_tall = [
-            f"slide {r['i']} {r['title']!r}: {r['content']} px > {r['room']}" for r in rows if r["content"] > r["room"]
-        ]
-        assert not too_tall, f"{nb.stem}: slides taller than a 1280x720 screen: " + "; ".join(too_tall)
-        for number, row in per_lecture.items():
-            assert sections.MIN_SLIDES <= row["slides"] <= sections.MAX_SLIDES, f"lecture {number}: {row['slides']}"
-        page.screenshot(path=str(screenshots / f"deck-{nb.stem}-last.png"))
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        assert page.evaluate("Reveal.getTotalSlides()") == deck_slides(nb)
+        assert page.evaluate("Reveal.getConfig().width") == 1280 and page.evaluate("Reveal.getConfig().height") == 720
+        assert page.locator(".reveal .slide-number").count() == 1, "no slide numbers"
+        rows = slide_metrics.measure(page)
+        (screenshots / f"slides-{nb.stem[:2]}.json").write_text(
+            json.dumps({"summary": slide_metrics.summary(rows), "slides": rows}, indent=1, ensure_ascii=False)
+        )
+        densest = max(rows, key=lambda r: r["words"])
+        widest = max(rows, key=lambda r: (r["overflowCount"], r["widest"]))
+        screenshot_slide(page, densest, screenshots / f"deck-{nb.stem[:2]}-densest.png")
+        screenshot_slide(page, widest, screenshots / f"deck-{nb.stem[:2]}-widest.png")
+        broken = slide_metrics.problems(rows)
+        assert not broken, f"{nb.stem}: slides a lecturer cannot project as they are:\n" + "\n".join(broken)
+    finally:
+        context.close()
+
+
+def small_png() -> str:
+    """A blank 100x100 PNG, base64."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (100, 100), "white").save(buffer, format="PNG")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def test_the_metrics_see_what_they_measure(book_url, browser):
+    """The measurements fail where they should: a slide made too wide, too wordy, with small code, a prompt and
+    Chinese code in a font without the subset is reported for each rule."""
+    nb = NOTEBOOKS[0]
+    context = browser.new_context(viewport=slide_metrics.SCREEN)
+    page = context.new_page()
+    try:
+        page.goto(f"{book_url}slides/{nb.stem}.slides.html", wait_until="load")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
+        page.evaluate(
+            """png => {
+                const s = document.querySelector('.reveal .slides section');
+                s.insertAdjacentHTML('beforeend',
+                    '<pre style="font-size: 12px !important; white-space: pre !important; ' +
+                    'font-family: monospace !important">In [31]: 猫 ' + 'x'.repeat(400) + '</pre><p>' +
+                    'word '.repeat(120) + '</p><img style="width: 50px !important; height: 50px !important; ' +
+                    'flex: none !important" src="data:image/png;base64,' + png + '">');
+            }""",
+            small_png(),
+        )
+        first = slide_metrics.measure(page)[0]
+        found = " ".join(slide_metrics.problems([first]))
+        rules = ("past the right edge", "words >", "code at 12.0 px", "prompts", "CJK subset", "figure text at 5.6")
+        for rule in rules:
+            assert rule in found, f"the metrics missed {rule!r}: {found}"
     finally:
         context.close()
