@@ -32,6 +32,7 @@ help:
 	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
 	@echo "make book-check the book, then its checks that need no browser (no Sphinx warning, no CDN link)"
 	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
+	@echo "make handouts   the book, then one PDF per slide deck in build/handouts (reveal.js print mode, Chromium)"
 
 setup: $(STAMP)
 
@@ -125,7 +126,7 @@ student: $(STAMP)
 # Chromium: `apt-get install chromium`, or tools/ensure_chromium.sh; it never downloads a browser).
 BOOK_STAMP := $(VENV)/.course-book-installed
 E2E_STAMP  := $(VENV)/.course-e2e-installed
-.PHONY: book book-check e2e
+.PHONY: book book-check e2e handouts
 
 $(BOOK_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,book]"
@@ -144,3 +145,7 @@ book-check: book
 
 e2e: $(E2E_STAMP) book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q
+
+# One PDF per deck (tools/handouts.py): reveal.js's ?print-pdf through the Chromium of `make e2e`, offline.
+handouts: $(E2E_STAMP) book
+	$(BIN)/python -m tools.handouts

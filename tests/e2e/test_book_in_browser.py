@@ -278,3 +278,16 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
             assert rule in found, f"the metrics missed {rule!r}: {found}"
     finally:
         context.close()
+
+
+def test_a_handout_prints_one_page_a_slide(book_url, browser, tmp_path):
+    """`make handouts` (tools/handouts.py): reveal.js's print mode gives a PDF of one 1280x720 page a slide."""
+    from tools import handouts
+
+    nb = next((nb for nb in NOTEBOOKS if nb.stem.startswith("04_")), NOTEBOOKS[0])
+    pdf = tmp_path / f"{nb.stem}.pdf"
+    pages = handouts.print_deck(browser, f"{book_url}slides/{nb.stem}.slides.html", pdf)
+    assert pages == deck_slides(nb), f"{pages} pages for {deck_slides(nb)} slides"
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and data.count(b"/MediaBox") == pages
+    assert set(re.findall(rb"/MediaBox \[([^\]]*)\]", data)) == {b"0 0 960 540"}, "pages of 1280x720 px"
