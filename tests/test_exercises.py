@@ -1,6 +1,9 @@
 """course_lib.classroom.exercises: per-student numbers (variants), blocked library shortcuts, check_function's
 without=."""
 
+import importlib
+from contextlib import contextmanager
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -9,6 +12,16 @@ import course_lib as cl
 import course_lib.efficient
 import course_lib.multihead
 from course_lib.classroom.exercises import ShortcutError, blocked, variant_generator, variant_numbers
+
+
+@contextmanager
+def refusing(names, **kwargs):
+    """``blocked(names)`` for a test that catches refusals on purpose: a refusal fails the whole block even when the
+    code inside caught it, so the block must end with ShortcutError (the first refusal)."""
+    with pytest.raises(ShortcutError, match="is not available in this check"):
+        with blocked(names, **kwargs):
+            yield
+
 
 
 def draw(g):
@@ -40,7 +53,7 @@ def test_variant_streams_are_fixed_across_python_processes():
 
 def test_blocked_functions_raise_and_come_back():
     x = torch.randn(3, 4)
-    with blocked(["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax"], who="my_softmax"):
+    with refusing(["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax"], who="my_softmax"):
         with pytest.raises(ShortcutError, match="torch.softmax is not available.*my_softmax"):
             torch.softmax(x, -1)
         with pytest.raises(ShortcutError, match="torch.Tensor.softmax"):
@@ -54,7 +67,7 @@ def test_blocked_functions_raise_and_come_back():
 
 def test_blocked_reaches_the_defining_module_and_aliases_in_a_namespace():
     namespace = {"sh": cl.split_heads, "other": cl.merge_heads}
-    with blocked(["course_lib.split_heads"], namespace=namespace):
+    with refusing(["course_lib.split_heads"], namespace=namespace):
         for call in (cl.split_heads, course_lib.multihead.split_heads, namespace["sh"]):
             with pytest.raises(ShortcutError):
                 call(torch.zeros(1, 2, 4), 2)
@@ -67,7 +80,7 @@ def test_blocked_reaches_the_defining_module_and_aliases_in_a_namespace():
 def test_blocked_restores_a_name_that_was_not_loaded_yet():
 
     vars(course_lib).pop("merge_heads", None)  # as if never asked for: course_lib's __getattr__ would load it
-    with blocked(["course_lib.merge_heads"]):
+    with refusing(["course_lib.merge_heads"]):
         with pytest.raises(ShortcutError):
             course_lib.merge_heads(torch.zeros(1, 2, 2, 2))
     assert course_lib.merge_heads is course_lib.multihead.merge_heads
@@ -76,7 +89,7 @@ def test_blocked_restores_a_name_that_was_not_loaded_yet():
 def test_blocked_methods_of_classes_and_restoring_after_an_error():
     conv = torch.nn.Conv2d(1, 1, 3)
     with pytest.raises(KeyError):
-        with blocked(["torch.nn.Conv2d.forward"]):
+        with refusing(["torch.nn.Conv2d.forward"]):
             with pytest.raises(ShortcutError):
                 conv(torch.zeros(1, 1, 5, 5))
             raise KeyError("an error inside the block")
@@ -114,7 +127,7 @@ def test_check_function_without_fails_a_library_call_and_says_so(capsys):
 
 def test_the_shared_name_lists_name_real_functions_and_block_them():
     x = torch.randn(2, 3)
-    with blocked(cl.SOFTMAX_FUNCTIONS + cl.ATTENTION_FUNCTIONS):  # every name resolves
+    with refusing(cl.SOFTMAX_FUNCTIONS + cl.ATTENTION_FUNCTIONS):  # every name resolves
         for call in (
             lambda: x.softmax(-1),
             lambda: torch.special.log_softmax(x, -1),
@@ -150,14 +163,14 @@ _ATTENTION_DOORS = {
 
 @pytest.mark.parametrize("door", sorted(_SOFTMAX_DOORS))
 def test_softmax_reached_by_any_door_is_blocked(door):
-    with blocked(cl.SOFTMAX_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
+    with refusing(cl.SOFTMAX_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
         _SOFTMAX_DOORS[door]()
     _SOFTMAX_DOORS[door]()  # and works again after the check
 
 
 @pytest.mark.parametrize("door", sorted(_ATTENTION_DOORS))
 def test_fused_attention_reached_by_any_door_is_blocked(door):
-    with blocked(cl.ATTENTION_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
+    with refusing(cl.ATTENTION_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
         _ATTENTION_DOORS[door]()
 
 
@@ -173,7 +186,7 @@ def test_what_an_exercise_allows_still_runs_under_the_kernel_watch():
 
 
 def test_each_refusal_names_its_own_function():
-    with blocked(cl.SOFTMAX_FUNCTIONS):
+    with refusing(cl.SOFTMAX_FUNCTIONS):
         for name, call in (("torch.log_softmax", lambda: torch.log_softmax(_X, -1)),
                            ("torch.nn.functional.softmax", lambda: F.softmax(_X, -1))):  # fmt: skip
             with pytest.raises(ShortcutError, match=f"^{name} is not available"):
@@ -200,7 +213,7 @@ def test_check_function_fails_an_operator_shortcut_and_names_it():
 
 def test_blocked_reaches_copies_imported_by_other_course_modules():
     assert course_lib.efficient.scaled_dot_product_attention is cl.scaled_dot_product_attention  # imported by name
-    with blocked(["course_lib.scaled_dot_product_attention"]):
+    with refusing(["course_lib.scaled_dot_product_attention"]):
         with pytest.raises(ShortcutError):
             course_lib.efficient.scaled_dot_product_attention(torch.zeros(2, 4), torch.zeros(2, 4), torch.zeros(2, 4))
     assert course_lib.efficient.scaled_dot_product_attention is course_lib.attention.scaled_dot_product_attention
@@ -227,7 +240,7 @@ def test_a_shortcut_held_in_a_default_or_a_closure_is_blocked_and_restored(short
     def innocent(x, mask=mask_default, *, scale=2.0):
         return x * scale
 
-    with blocked(["course_lib.split_heads"], functions=(shortcut, innocent)):
+    with refusing(["course_lib.split_heads"], functions=(shortcut, innocent)):
         with pytest.raises(ShortcutError, match="course_lib.split_heads is not available"):
             shortcut(x)
         assert torch.equal(innocent(x), x * 2) and innocent.__defaults__[0] is mask_default
@@ -250,3 +263,84 @@ def test_check_answer_never_shows_the_expected_value():
     with pytest.raises(AssertionError, match="expected 0.6"):  # check_close, for comparison, tells
         cl.check_close(torch.tensor([1.9, 0.5]), torch.tensor([1.9, 0.6]), "q_x")
     cl.check_answer(torch.tensor(2.0), torch.tensor(2.0 + 1e-7))
+
+
+_OPERATOR_DOORS = {  # (names an exercise blocks, a call that reaches their operator under another name)
+    "aten::one_hot for F.one_hot": (("torch.nn.functional.one_hot",),
+                                    lambda: torch.ops.aten.one_hot(torch.tensor([0, 2]), 3)),
+    "aten::gru_cell for nn.GRUCell": (("torch.nn.GRUCell.forward",), lambda: torch.ops.aten.gru_cell(
+        torch.randn(1, 2), torch.randn(1, 3), torch.randn(9, 2), torch.randn(9, 3))),
+    "aten::convolution for F.conv2d": (("torch.nn.functional.conv2d",), lambda: torch.ops.aten.convolution(
+        torch.randn(1, 1, 4, 4), torch.randn(1, 1, 3, 3), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)),
+    "aten::native_layer_norm for F.layer_norm": (("torch.nn.functional.layer_norm",),
+                                                 lambda: torch.ops.aten.native_layer_norm(_X, [4], None, None, 1e-5)),
+    "aten::col2im for F.fold": (("torch.nn.functional.fold",), lambda: torch.ops.aten.col2im(
+        torch.randn(1, 4, 4), [3, 3], [2, 2], [1, 1], [0, 0], [1, 1])),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("door", sorted(_OPERATOR_DOORS))
+def test_a_library_function_reached_through_its_operator_is_blocked(door):
+    names, call = _OPERATOR_DOORS[door]
+    with refusing(names), pytest.raises(ShortcutError, match=r"^aten::\w+ .*is not available in this check"):
+        call()
+    call()  # and works again after the check
+
+
+def test_an_operator_is_blocked_by_name_only_for_torchs_own_functions():
+    with blocked(("torch.masked.mean",)):  # torch.masked.mean is not aten::mean, which a by-hand answer may use
+        assert torch.equal(torch.ones(2, 2).mean(0), torch.ones(2))
+
+
+@pytest.mark.parametrize("escape", ["thread", "numpy", "refs"])
+def test_calls_out_of_the_doors_sight_are_refused(escape):
+    import threading
+
+    def in_a_thread():
+        out = []
+        worker = threading.Thread(target=lambda: out.append(torch.softmax(_X, -1)))
+        worker.start()
+        worker.join()
+        return out[0]
+
+    call = {"thread": in_a_thread,
+            "numpy": lambda: torch.from_numpy(_X.numpy().copy()),
+            "refs": lambda: torch._refs.softmax(_X, -1)}[escape]  # fmt: skip
+    if escape == "refs":
+        importlib.import_module("torch._refs")  # imported outside the check (an import inside would be torch's own)
+    with refusing(cl.SOFTMAX_FUNCTIONS), pytest.raises(ShortcutError, match="is not available in this check"):
+        call()
+    call()  # allowed again outside
+
+
+def test_blocking_an_autograd_function_blocks_every_backward_pass():
+    x = _X.clone().requires_grad_()
+    with refusing(("torch.autograd.grad",)):
+        with pytest.raises(ShortcutError, match="^the autograd engine"):
+            torch.autograd.backward((x * x).sum())
+        with pytest.raises(ShortcutError, match="^the autograd engine"):
+            (x * x).sum().backward()  # Tensor.backward is not blocked by name here: the engine is
+    with blocked(cl.SOFTMAX_FUNCTIONS):  # softmax exercises may still use autograd
+        (x * x).sum().backward()
+    assert x.grad is not None
+
+
+def test_a_refusal_caught_by_the_answer_still_fails_the_check():
+    def sly(s):
+        for door in (lambda: torch.softmax(s, -1), lambda: torch.ops.aten._softmax(s, -1, False)):
+            try:
+                return door()
+            except Exception:  # refused: try the next door, then give up quietly
+                pass
+        return torch.zeros_like(s)
+
+    with pytest.raises(ShortcutError, match="^torch.softmax is not available"):
+        with blocked(cl.SOFTMAX_FUNCTIONS):
+            sly(_X)
+
+
+def test_a_blocked_class_is_refused_under_any_name():
+    from torch.nn.modules.linear import Linear as Dense  # the same class from its own module
+
+    with refusing(("torch.nn.Linear",)):
+        Dense(2, 3)

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from ..validate import text
-from .reach import Reaches, ShortcutError, kernels_of
+from .reach import Reaches, ShortcutError, blocks_autograd, kernels_of
 
 __all__ = [
     "ATTENTION_FUNCTIONS",
@@ -118,11 +118,9 @@ def _resolve(dotted: str) -> tuple[object, str]:
     raise ValueError(f"{dotted!r}: no importable module at its start")
 
 
-def _refusal(dotted: str, who: str) -> Callable[..., Any]:
+def _refusal(dotted: str, reaches: Reaches) -> Callable[..., Any]:
     def refuse(*args, **kwargs):
-        raise ShortcutError(
-            f"{dotted} is not available in this check: the exercise asks {who} to do its work without it"
-        )
+        reaches.refuse(dotted, dotted)
 
     refuse.__name__ = refuse.__qualname__ = dotted.rsplit(".", 1)[-1]
     return refuse
@@ -146,13 +144,13 @@ def _captured(functions: Sequence[Callable[..., Any]]) -> list[tuple[Any, str, A
     return found
 
 
-def _replaced(value: Any, originals: dict[int, str], who: str) -> Any:
+def _replaced(value: Any, originals: dict[int, str], reaches: Reaches) -> Any:
     """``value`` with every blocked original in it (itself, or an item of a defaults tuple or dict) refused."""
     if isinstance(value, tuple):
-        return tuple(_replaced(v, originals, who) for v in value)
+        return tuple(_replaced(v, originals, reaches) for v in value)
     if isinstance(value, dict):
-        return {k: _replaced(v, originals, who) for k, v in value.items()}
-    return _refusal(originals[id(value)], who) if id(value) in originals else value
+        return {k: _replaced(v, originals, reaches) for k, v in value.items()}
+    return _refusal(originals[id(value)], reaches) if id(value) in originals else value
 
 
 # A blocked course function's inner functions, which do its work without its checks: blocked with it, by their code
@@ -171,6 +169,8 @@ def _codes(names: Sequence[str]) -> dict[Any, str]:
     for dotted in names:
         for name in (dotted, *_INNER.get(dotted, ())):
             function = inspect.unwrap(getattr(*_resolve(name)))  # a decorator's wrapper code is shared by many
+            if isinstance(function, type):  # a blocked class (torch.nn.Linear): its own __init__, by any name
+                function = vars(function).get("__init__")
             code = getattr(getattr(function, "__func__", function), "__code__", None)
             if code is not None:
                 codes.setdefault(code, dotted)
@@ -219,21 +219,23 @@ def blocked(
         if namespace is not None:
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
     codes = _codes(names)  # before anything is replaced: the originals' code, not the refusals'
+    # the doors without a name (classroom.reach); it also remembers every refusal, caught by the answer or not
+    reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names))
     saved = []
     try:
         for owner, attr, dotted in targets:
             if isinstance(owner, dict):
                 saved.append((owner, attr, True, owner[attr]))
-                owner[attr] = _refusal(dotted, who)
+                owner[attr] = _refusal(dotted, reaches)
             else:
                 saved.append((owner, attr, attr in vars(owner), getattr(owner, attr)))
-                setattr(owner, attr, _refusal(dotted, who))
+                setattr(owner, attr, _refusal(dotted, reaches))
         for holder, attr, value in _captured(functions):
             items = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else (value,)
             if any(id(v) in originals for v in items):  # by identity: == on tensors is elementwise
                 saved.append((holder, attr, True, value))
-                setattr(holder, attr, _replaced(value, originals, who))
-        with Reaches(originals, kernels_of(names), who, codes):  # the doors without a name (classroom.reach)
+                setattr(holder, attr, _replaced(value, originals, reaches))
+        with reaches:
             yield tuple(names)
     finally:
         for owner, attr, was_own, original in reversed(saved):

@@ -12,7 +12,12 @@ the same few operators of PyTorch's dispatcher. :class:`Reaches` watches two lev
   that ``nn.Softmax`` or a fused attention kernel is seen whatever Python path led to it.
 
 The first operator that does the exercise's work raises :class:`ShortcutError`, naming what was reached and the
-library function it belongs to. :data:`KERNELS` lists, per library function, the operators that do its work.
+library function it belongs to. :data:`KERNELS` lists, per library function, the operators that do its work beyond
+the operator of its own name (``F.one_hot`` is ``aten::one_hot``; ``nn.Conv2d`` is ``aten::convolution`` and five
+backend kernels). A third watch, ``sys.setprofile``, sees the calls that leave the two doors' sight: a thread (the
+modes belong to the thread that opened them), a tensor handed to NumPy, torch's Python copies of its operators
+(``torch._refs``, ``torch._decomp``), and, where an autograd function is blocked, the autograd engine itself.
+A refusal fails the check even when the answer catches the ``ShortcutError`` and carries on.
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["KERNELS", "Reaches", "ShortcutError", "kernels_of"]
+__all__ = ["AUTOGRAD_FUNCTIONS", "KERNELS", "Reaches", "ShortcutError", "blocks_autograd", "kernels_of"]
 
 
 class ShortcutError(RuntimeError):
@@ -49,7 +55,11 @@ _SDPA = (
     "_native_multi_head_attention",
     "_transformer_encoder_layer_fwd",
 )
-# The last part of a blocked name -> the operators (aten names, without "aten::") that do its work.
+_CONV = ("conv2d", "convolution", "_convolution", "mkldnn_convolution", "_slow_conv2d_forward", "thnn_conv2d",
+         "_nnpack_spatial_convolution", "cudnn_convolution", "_conv_depthwise2d", "slow_conv_dilated2d")  # fmt: skip
+_LAYER_NORM = ("layer_norm", "native_layer_norm")
+# The last part (or two) of a blocked name -> the operators (aten names, without "aten::") that do its work, beyond
+# the operator of the same name (:func:`kernels_of` adds that one by itself: torch.gru_cell -> aten::gru_cell).
 KERNELS: dict[str, tuple[str, ...]] = {
     # log_softmax(x).exp() is softmax, s - logsumexp(s) is log_softmax, and fused attention with identity keys and
     # values is a softmax: closing one door closes them all
@@ -59,16 +69,40 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "scaled_dot_product_attention": _SDPA,
     "multi_head_attention_forward": _SDPA,
     "MultiheadAttention.forward": _SDPA,
+    "TransformerEncoderLayer.forward": _SDPA,
+    "conv2d": _CONV,
+    "convolution": _CONV,
+    "Conv2d.forward": _CONV,
+    "gru_cell": ("gru_cell", "_thnn_fused_gru_cell"),
+    "GRUCell.forward": ("gru_cell", "_thnn_fused_gru_cell"),
+    "GRU.forward": ("gru", "gru_cell", "_thnn_fused_gru_cell"),
+    "lstm_cell": ("lstm_cell", "_thnn_fused_lstm_cell"),
+    "LSTMCell.forward": ("lstm_cell", "_thnn_fused_lstm_cell"),
+    "LSTM.forward": ("lstm", "lstm_cell", "_thnn_fused_lstm_cell"),
+    "layer_norm": _LAYER_NORM,
+    "LayerNorm.forward": _LAYER_NORM,
+    "group_norm": ("group_norm", "native_group_norm"),
+    "fold": ("col2im",),
+    "Fold.forward": ("col2im",),
+    "PixelShuffle.forward": ("pixel_shuffle",),
+    "CosineSimilarity.forward": ("cosine_similarity",),
 }
+# Where a blocked function's name is also the name of the operator that does its work (torch.nn.functional.one_hot
+# and aten::one_hot): functions of these modules. (torch.masked.mean is not aten::mean, which any answer may use.)
+_SAME_NAME_OWNERS = ("torch", "torch.Tensor", "torch.nn.functional", "torch.special", "torch._VF", "torch._C._nn",
+                     "torch._C._VariableFunctions")  # fmt: skip
 
 
 def kernels_of(names: Iterable[str]) -> dict[str, str]:
-    """Operator name -> the blocked name whose work it does, for every name in ``names`` that :data:`KERNELS` knows
-    (by its last part, or its last two for a method such as ``torch.nn.MultiheadAttention.forward``)."""
+    """Operator name -> the blocked name whose work it does, for every name in ``names``: the operators that
+    :data:`KERNELS` lists for it (by its last part, or its last two for a method such as
+    ``torch.nn.MultiheadAttention.forward``), and for a function of torch's own modules the operator of its name."""
     found: dict[str, str] = {}
     for dotted in sorted(names, key=lambda name: not name.startswith("torch.")):  # messages name torch's function
-        parts = dotted.split(".")
-        ops = KERNELS.get(".".join(parts[-2:]), KERNELS.get(parts[-1], ()))
+        owner, _, last = dotted.rpartition(".")
+        ops = KERNELS.get(".".join(dotted.split(".")[-2:]), KERNELS.get(last, ()))
+        if owner in _SAME_NAME_OWNERS and hasattr(torch.ops.aten, last):
+            ops = (last, *ops)
         for op in ops:
             found.setdefault(op, dotted)
     return found
@@ -103,47 +137,106 @@ class _KernelDoor(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+# Blocking any of these blocks the autograd engine itself (every backward pass runs through its run_backward):
+# torch.autograd.backward, torch.func.vjp and a hand-made Jacobian reach it as Tensor.backward does.
+AUTOGRAD_FUNCTIONS = (
+    "torch.autograd.grad",
+    "torch.autograd.backward",
+    "torch.Tensor.backward",
+    "torch.autograd.functional.jacobian",
+    "torch.func.vjp",
+    "torch.func.grad",
+    "torch.func.jacrev",
+)
+_ENGINE = "_EngineBase.run_backward"
+_THREADS = ("start_new_thread", "start_joinable_thread", "start_new")  # _thread's ways to start a thread
+_C_WATCHED = frozenset({"Tensor.numpy", "TensorBase.numpy", _ENGINE, *_THREADS})
+# Python copies of PyTorch's operators (primTorch references, decompositions): they do an operator's work with
+# other operators, so an exercise that blocks an operator blocks them.
+_PYTHON_OPERATORS = ("torch._refs", "torch._decomp", "torch._prims")
+
+
+def _called_from_outside(frame: Any) -> bool:
+    """Whether the function of ``frame`` was called by code outside torch and importlib (an answer), not by torch
+    itself (which imports and registers its decompositions lazily)."""
+    caller = frame.f_back.f_globals.get("__name__") or "" if frame.f_back is not None else ""
+    return not caller.startswith(("torch", "importlib"))
+
+
+def blocks_autograd(names: Iterable[str]) -> bool:
+    """Whether blocking ``names`` blocks the autograd engine: one of them is in :data:`AUTOGRAD_FUNCTIONS`."""
+    return not set(AUTOGRAD_FUNCTIONS).isdisjoint(names)
+
+
 class Reaches:
     """``with Reaches(originals, kernels, who):`` raises :class:`ShortcutError` when the code inside calls one of
     ``originals`` (id of a function object -> its dotted name) or reaches an operator of ``kernels``
-    (:func:`kernels_of`), by any name. Nothing is recorded outside the ``with`` block."""
+    (:func:`kernels_of`), by any name. Nothing is recorded outside the ``with`` block.
 
-    def __init__(self, originals: dict[int, str], kernels: dict[str, str], who: str = "you", codes=None):
-        self.originals, self.kernels, self.who = originals, kernels, who
+    Also refused inside: starting a thread (the doors watch the thread they were opened in); with ``kernels``, a
+    Python copy of an operator (``torch._refs``, ``torch._decomp``) and a tensor handed to NumPy; with
+    ``autograd``, the autograd engine (every backward pass)."""
+
+    def __init__(self, originals: dict[int, str], kernels: dict[str, str], who: str = "you", codes=None,
+                 autograd: bool = False):  # fmt: skip
+        self.originals, self.kernels, self.who, self.autograd = originals, kernels, who, autograd
         self.codes = codes or {}  # code object -> dotted name: the blocked Python functions, however referenced
         self._doors = (_FunctionDoor(self), _KernelDoor(self))
         self._profile = None
+        self._hook = self._calls  # one bound method, to recognise it
+        self.refused: str | None = None  # the first refusal: it fails the block even if the answer caught it
 
     def check(self, func: Any) -> None:
+        if sys.getprofile() is not self._hook:  # a refusal raised in the hook removed it: put it back
+            sys.setprofile(self._hook)
         dotted = self.originals.get(id(func))
         if dotted is not None:
-            raise ShortcutError(self._message(dotted, dotted))
+            self.refuse(dotted, dotted)
         op = _operator_name(func)
         if op is not None and op in self.kernels:
-            raise ShortcutError(self._message(f"aten::{op}", self.kernels[op]))
+            self.refuse(f"aten::{op}", self.kernels[op])
 
-    def _message(self, reached: str, blocked_name: str) -> str:
+    def refuse(self, reached: str, blocked_name: str) -> None:
+        """Raise :class:`ShortcutError` for ``reached`` (the work of ``blocked_name``), and remember it."""
         what = reached if reached == blocked_name else f"{reached} (the work of {blocked_name})"
-        return f"{what} is not available in this check: the exercise asks {self.who} to do its work without it"
+        message = f"{what} is not available in this check: the exercise asks {self.who} to do its work without it"
+        self.refused = self.refused or message
+        raise ShortcutError(message)
 
     def _calls(self, frame: Any, event: str, arg: Any) -> None:
-        """sys.setprofile's hook: a call of a blocked Python function's code, whatever held the function."""
-        if event == "call" and frame.f_code in self.codes:
-            dotted = self.codes[frame.f_code]
-            raise ShortcutError(self._message(dotted, dotted))
+        """sys.setprofile's hook: a call of a blocked Python function's code, whatever held the function, and the
+        calls that leave the doors' sight (a thread, NumPy, a Python copy of an operator, the autograd engine)."""
+        if event == "call":
+            dotted = self.codes.get(frame.f_code)
+            module = frame.f_globals.get("__name__") or ""
+            if dotted is None and self.kernels and module.startswith(_PYTHON_OPERATORS) and _called_from_outside(frame):
+                dotted = f"{module}.{frame.f_code.co_name}"
+        elif event == "c_call":
+            name = getattr(arg, "__qualname__", None)
+            if name not in _C_WATCHED:
+                return
+            dotted = {"Tensor.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
+                      "TensorBase.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
+                      _ENGINE: "the autograd engine (any backward pass)" if self.autograd else None}.get(name)
+            if name in _THREADS and getattr(arg, "__module__", None) == "_thread":
+                dotted = "starting a thread"
+        else:
+            return
+        if dotted is not None:
+            self.refuse(dotted, dotted)
 
     def __enter__(self) -> Reaches:
         if self.originals or self.kernels:
             for door in self._doors:
                 door.__enter__()
-        if self.codes:
-            self._profile = sys.getprofile()
-            sys.setprofile(self._calls)
+        self._profile = sys.getprofile()
+        sys.setprofile(self._hook)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        if self.codes:
-            sys.setprofile(self._profile)  # (a raise in the hook has already removed it)
+    def __exit__(self, exc_type: Any, *exc: object) -> None:
+        sys.setprofile(self._profile)  # (a raise in the hook has already removed it)
         if self.originals or self.kernels:
             for door in reversed(self._doors):
-                door.__exit__(*exc)
+                door.__exit__(exc_type, *exc)
+        if exc_type is None and self.refused is not None:  # refused, and the answer caught the error: still refused
+            raise ShortcutError(self.refused)

@@ -493,7 +493,15 @@ VARIANT = "s7654321"
 }
 
 CAUGHT = {
-    # shortcuts: ShortcutError under blocked(...)
+    # shortcuts: ShortcutError under blocked(...); the first seven were holes until classroom.reach refused starting a
+    # thread, handing a tensor to NumPy, calling torch's Python copies of operators, and the autograd engine
+    "attention: F.scaled_dot_product_attention in another thread",
+    "backward: torch._decomp's Python _softmax_backward_data",
+    "backward: torch.autograd.backward through a softmax by hand",
+    "softmax: numpy's logaddexp.reduce as logsumexp",
+    "softmax: run in another thread (the modes are thread-local)",
+    "softmax: torch._decomp's Python decomposition of _softmax",
+    "softmax: torch._refs.softmax (primTorch's Python softmax)",
     "softmax: getattr(torch, 'soft' + 'max')",
     "softmax: functools.partial(F.softmax)",
     "softmax: kept in a list before the check",
@@ -575,49 +583,21 @@ CAUGHT = {
 # Each hole: (why it gets through today, how the guard could close it). The "why" is its strict-xfail reason.
 HOLES = {
     # shortcuts
-    "softmax: torch._refs.softmax (primTorch's Python softmax)": (
-        "a Python softmax made of amax/sub/exp/sum/div: no softmax operator is ever dispatched",
-        "refuse functions whose __module__ starts with torch._refs / torch._decomp / torch._prims (function door)",
-    ),
-    "softmax: torch._decomp's Python decomposition of _softmax": (
-        "the decomposition is plain Python over exp/sum: no softmax operator is dispatched",
-        "refuse torch._decomp / torch._refs functions in the function door (or import-scan the answer cell)",
-    ),
     "softmax: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off from inside the answer",
         "block those context managers by name while checking, or check in a subprocess on its outputs only",
-    ),
-    "softmax: run in another thread (the modes are thread-local)": (
-        "TorchFunctionMode / TorchDispatchMode are thread-local: a worker thread is not watched",
-        "refuse threading.Thread.start / concurrent.futures submit while blocked (or watch with a global hook)",
     ),
     "softmax: computed later, when the checker reads the result (lazy Tensor subclass)": (
         "the work runs in the result's __torch_function__ after the block exits, when explain_difference reads it",
         "accept only a plain torch.Tensor (type(actual) is Tensor) and materialise it inside the block",
     ),
-    "softmax: numpy's logaddexp.reduce as logsumexp": (
-        "numpy does the log-sum-exp: nothing reaches torch's dispatcher",
-        "refuse .numpy() / np.asarray of a checked input while blocked (a Tensor.numpy / __array__ door)",
-    ),
     "attention: course_lib.kernels.launch.attention_reference": (
         "a course function that computes attention in one call and is not in ATTENTION_FUNCTIONS",
         "add course_lib.kernels.launch.attention_reference (and every *_reference) to ATTENTION_FUNCTIONS",
     ),
-    "attention: F.scaled_dot_product_attention in another thread": (
-        "the modes are thread-local: a worker thread is not watched",
-        "refuse starting threads while blocked, or install the modes in every thread (threading.setprofile)",
-    ),
     "attention: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off",
         "block those context managers while checking",
-    ),
-    "backward: torch._decomp's Python _softmax_backward_data": (
-        "the decomposition is plain Python: aten::_softmax_backward_data is never dispatched",
-        "refuse torch._decomp / torch._refs functions in the function door",
-    ),
-    "backward: torch.autograd.backward through a softmax by hand": (
-        "torch.autograd.backward is not in BACKWARD_SHORTCUTS (Tensor.backward and autograd.grad are)",
-        "add torch.autograd.backward (and torch.func.vjp/grad) to BACKWARD_SHORTCUTS, or block the autograd engine",
     ),
     # tampering
     "a module bound to a new name, then patched": (
