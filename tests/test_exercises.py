@@ -23,7 +23,6 @@ def refusing(names, **kwargs):
             yield
 
 
-
 def draw(g):
     return [int(x) for x in torch.randint(2, 1000, (3,), generator=g)]
 

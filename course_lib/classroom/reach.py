@@ -215,9 +215,11 @@ class Reaches:
             name = getattr(arg, "__qualname__", None)
             if name not in _C_WATCHED:
                 return
-            dotted = {"Tensor.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
-                      "TensorBase.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
-                      _ENGINE: "the autograd engine (any backward pass)" if self.autograd else None}.get(name)
+            dotted = {
+                "Tensor.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
+                "TensorBase.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
+                _ENGINE: "the autograd engine (any backward pass)" if self.autograd else None,
+            }.get(name)
             if name in _THREADS and getattr(arg, "__module__", None) == "_thread":
                 dotted = "starting a thread"
         else:
