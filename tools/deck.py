@@ -19,7 +19,8 @@ from tools.slide_text import BUDGET, blocks, short_list, shorten, slide_text, wo
 
 CODE_WORDS = 45  # a code cell and its printed output above this many words lose their comments, then output lines
 OUTPUT_LINES = 8
-SLIDE_WORDS = 70  # a code cell that would fill a slide beyond this starts a slide of its own
+SLIDE_WORDS = 60  # a code cell that would fill a slide beyond this starts a slide of its own
+FIGURE_WORDS = 20  # a figure after more words than this gets a slide of its own, and the room to be read
 MAX_ITEMS = 6  # a summary pulled from the notes shows at most this many bullets
 SHOWN_KINDS = ("slide", "subslide", "fragment", "-")
 OUTPUT_ONLY = "slide-output-only"  # the tag of a code cell whose slide shows its output alone
@@ -170,10 +171,17 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
     output_only = OUTPUT_ONLY in cell.get("metadata", {}).get("tags", [])
     full = None if output_only else short_code_cell(cell)
     n = _cell_words(cell, output_only)
-    if on_slide and on_slide + n > SLIDE_WORDS and _kind(cell) in ("fragment", "-"):
+    figure = any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+    crowded = on_slide + n > SLIDE_WORDS or (figure and on_slide > FIGURE_WORDS)
+    if on_slide and crowded and _kind(cell) in ("fragment", "-"):
         cell["metadata"]["slideshow"] = {"slide_type": "subslide"}
         on_slide = 0
     shaped = [cell]
+    if output_only and n > SLIDE_WORDS:  # a wordy printout: its first lines, all of it in the notes
+        printed = "".join(_output_text(o) for o in cell.get("outputs", []))
+        _cap_output_words(cell, SLIDE_WORDS)
+        shaped.append(_notes(f"```\n{printed}\n```", cell, "output"))
+        n = _cell_words(cell, True)
     if not output_only and n > SLIDE_WORDS and cell.get("outputs"):
         shaped.append(_output_slide(cell, cell["outputs"], "output"))
         cell["outputs"] = []

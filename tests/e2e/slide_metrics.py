@@ -113,7 +113,7 @@ def problems(rows: list[dict]) -> list[str]:
             (r["content"] > r["room"], f"content {r['content']} px tall > {r['room']}"),
             (r["codePx"] is not None and r["codePx"] < MIN_CODE_PX - 0.01, f"code at {r['codePx'] or 0:.1f} px"),
             (
-                r["figurePx"] is not None and r["figurePx"] < MIN_FIGURE_TEXT_PX,
+                r["figurePx"] is not None and r["figurePx"] < MIN_FIGURE_TEXT_PX - 0.05,
                 f"figure text at {r['figurePx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}",
             ),
             (bool(r["markers"]), f"prompts or test markers shown: {r['markers']}"),
