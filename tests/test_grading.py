@@ -9,8 +9,10 @@ each student's nbgrader id as ``VARIANT``, so every student below has numbers of
   gives it variant 0, the numbers of the text;
 - ``unchanged``: the release as handed out -> zero for every exercise, and the notebook still runs to the end;
 - ``shortcut`` (student id ``student-b``), graded after the other two: every implement-it exercise answered by a
-  library call (``tests/shortcuts/nbNN.py``); the answers of the first by-hand exercise that depends on the
-  student's numbers copied, as literal numbers, from the graded reference (another student's numbers); the other
+  library call reached by another door where ``tests/shortcuts/nbNN.py`` has one in its ``ALIASES`` (an operator
+  such as ``torch.ops.aten._softmax``, a function imported from its own module under another name), else by the
+  plain call of its ``SHORTCUTS``; the answers of the first by-hand exercise that depends on the student's numbers
+  copied, as literal numbers, from the graded reference (another student's numbers); the other
   by-hand exercises answered by the reference solution, for this student's own numbers; and the last answer cell
   ends by replacing ``cl.check_answer`` (tampering) -> zero for each shortcut, for the copied answers (which fail
   on their values, not on their type) and for the last exercise, whose test cell raises "Not graded" first thing;
@@ -37,6 +39,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib.classroom.autograde import autograde_class, class_report
 from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
 from course_lib.paths import NOTEBOOKS_DIR
 from tools.exercise_check import (
@@ -190,10 +193,12 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     assert not any(HIDDEN_BEGIN in c.source or "BEGIN SOLUTION" in c.source for c in release.cells), "release leaks"
     answers = [c.source for c in release.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert all("Exercise" in a and "NotImplementedError()" not in a for a in answers), "stubs say what to write"
-    shortcuts, _ = load_shortcuts(nb_path)
+    shortcuts, _ = load_shortcuts(nb_path, aliases=True)  # library calls by other doors where there are any
     submit(root, assignment, nb_path.name, REFERENCE, reference_submission(source, release))
     submit(root, assignment, nb_path.name, "unchanged", release)
-    log = nbgrader(root, "autograde", assignment)
+    graded_now = autograde_class(root, assignment, jobs=2, progress=False)  # the two at once, as a class is graded
+    assert sorted(graded_now) == [REFERENCE, "unchanged"] and all(g.ok for g in graded_now.values()), graded_now
+    log = "".join(g.log for g in graded_now.values())
     copied = read_copyable(nbformat.read(root / "autograded" / REFERENCE / assignment / nb_path.name, as_version=4))
     submit(root, assignment, nb_path.name, SHORTCUT, shortcut_submission(source, release, shortcuts, copied))
     log += nbgrader(root, "autograde", assignment, "--student", SHORTCUT)
@@ -222,7 +227,15 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     assert last_test.startswith("raise AssertionError('Not graded: code cell"), "tampering not flagged"
     assert "cl.check_answer" in last_test.splitlines()[0], "the flag says what was changed"
     for student in STUDENTS:
-        assert (root / "feedback" / student / assignment / f"{stem}.html").is_file(), f"no feedback for {student}"
+        feedback = (root / "feedback" / student / assignment / f"{stem}.html").read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in feedback, f"the feedback of {student} shows the hidden tests (code or traceback)"
+    summaries, flags = class_report(root, assignment)  # the lecturer's report: the gradebook's scores, the flags
+    assert {s.grade_id: s.scores for s in summaries} == {g: {s: scores[s][g] for s in STUDENTS} for g in max_points}
+    flagged = dict(flags.get(SHORTCUT, []))
+    assert flagged.get(tests_id[exercises[-1].label]) == "not graded: a checker was changed", flags
+    for label in set(shortcuts) - {exercises[-1].label}:
+        assert flagged.get(tests_id[label]) == "a library shortcut was refused", (label, flags)
+    assert REFERENCE not in flags and "unchanged" not in flags, flags
 
     graded = {s: nbformat.read(root / "autograded" / s / assignment / nb_path.name, as_version=4) for s in STUDENTS}
     own = {i for e in exercises for i in (e.solution_cell, e.check_cell)}

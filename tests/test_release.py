@@ -42,3 +42,31 @@ def test_configure_sets_up_a_course():
     configure(c)
     assert NamedStubs in c.GenerateAssignment.preprocessors and c.Execute.timeout == 600
     assert any(step.__name__ == "GuardSubmission" for step in c.Autograde.sanitize_preprocessors)
+
+
+def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
+    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+    from course_lib.classroom.notebook import HIDDEN_BEGIN
+    from course_lib.classroom.release import feedback_preprocessors
+
+    steps = feedback_preprocessors()
+    assert steps.index(GetGrades) < steps.index(ClearHiddenTests)  # the grades are read from the full notebook
+    source, exercises = nbgrader_notebook(nbformat.read(NOTEBOOKS[0], as_version=4), NOTEBOOKS[0].stem)
+    check = source.cells[exercises[0].check_cell]
+    assert HIDDEN_BEGIN in check.source
+    cleared, _ = ClearHiddenTests()(source, {})
+    assert HIDDEN_BEGIN not in cleared.cells[exercises[0].check_cell].source
+
+
+def test_the_feedback_shows_a_failed_checks_message_not_its_traceback():
+    from course_lib.classroom.release import ShortTracebacks
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {"grade": True, "grade_id": "t"}})
+    quoted = "\x1b[0;32m      7\x1b[0m ### BEGIN HIDDEN TESTS\n      8 check(hidden_inputs)"
+    cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="f is wrong on trial 2",
+                                           traceback=["Traceback ...", quoted])]  # fmt: skip
+    nb.cells = [cell]
+    nb, _ = ShortTracebacks()(nb, {})
+    assert nb.cells[0].outputs[0]["traceback"] == ["AssertionError: f is wrong on trial 2"]

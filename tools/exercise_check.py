@@ -1,6 +1,7 @@
 """Check a notebook's exercises as a grader sees them, without nbgrader (the nbgrader run is tests/test_grading.py).
 
     python -m tools.exercise_check notebooks/08_efficient_attention.ipynb   # one or more notebooks
+    python -m tools.exercise_check --aliases notebooks/04_*.ipynb          # shortcuts by other doors (ALIASES)
 
 For each notebook, two executions in fresh kernels, and a scan of its student version
 (python -m course_lib.classroom.student):
@@ -8,7 +9,8 @@ For each notebook, two executions in fresh kernels, and a scan of its student ve
 1. **Variant run.** The notebook with its reference solutions for another student (``VARIANT = 'student-b'``, as
    ``--variant-seed student-b`` writes it): every check, hidden tests included, must pass (the solutions are right for
    any numbers), and the numbers printed by the cells that call ``variant_numbers`` must differ from the notebook's.
-2. **Shortcut run.** Variant 0; every implement-it exercise answered by a library call (``tests/shortcuts/nbNN.py``),
+2. **Shortcut run.** Variant 0; every implement-it exercise answered by a library call (``tests/shortcuts/nbNN.py``;
+   with ``--aliases``, by the same call reached through another door where ``ALIASES`` has one),
    the others by the reference solution: each shortcut's check must fail with ``ShortcutError``, every other check
    must pass. Every exercise that writes a function needs a shortcut there, or a reason why none exists.
 3. **Leaks.** The by-hand (value) answers of variant 0, printed by a cell added at the end of run 2, must appear in no
@@ -62,13 +64,15 @@ def value_answers(source: str, label: str) -> list[str]:
     return [n for n in stub_source(source, label)[1] if n not in function_names(source)]
 
 
-def load_shortcuts(nb_path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """``(SHORTCUTS, NO_SHORTCUT)`` of tests/shortcuts/NN.py: label -> answer-cell code, label -> reason."""
+def load_shortcuts(nb_path: Path, aliases: bool = False) -> tuple[dict[str, str], dict[str, str]]:
+    """``(SHORTCUTS, NO_SHORTCUT)`` of tests/shortcuts/NN.py: label -> answer-cell code, label -> reason. With
+    ``aliases``, a shortcut of its ``ALIASES`` (the same work by another door) replaces the plain one."""
     path = ROOT / "tests" / "shortcuts" / f"nb{nb_path.name[:2]}.py"
     if not path.is_file():
         return {}, {}
-    module = runpy.run_path(str(path))  # a data file of the tests, read as Python: its two dicts
-    return dict(module["SHORTCUTS"]), dict(module.get("NO_SHORTCUT", {}))
+    module = runpy.run_path(str(path))  # a data file of the tests, read as Python: its dicts
+    shortcuts = {**module["SHORTCUTS"], **(module.get("ALIASES", {}) if aliases else {})}
+    return shortcuts, dict(module.get("NO_SHORTCUT", {}))
 
 
 def answers_cell(names: list[str]) -> nbformat.NotebookNode:
@@ -149,11 +153,12 @@ def execute(nb: nbformat.NotebookNode, workdir: str) -> nbformat.NotebookNode:
     return nb
 
 
-def check_notebook(nb_path: Path) -> list[str]:
-    """Problems with the exercises of one notebook (empty when all is well); see the module docstring."""
+def check_notebook(nb_path: Path, aliases: bool = False) -> list[str]:
+    """Problems with the exercises of one notebook (empty when all is well); see the module docstring. With
+    ``aliases``, the shortcut run hands in the ``ALIASES`` of tests/shortcuts where they exist."""
     full = nbformat.read(nb_path, as_version=4)
     solutions = {ex.label: full.cells[ex.solution_cell].source for ex in find_exercises(full)}
-    shortcuts, no_shortcut = load_shortcuts(nb_path)
+    shortcuts, no_shortcut = load_shortcuts(nb_path, aliases)
     problems = []
     writes_function = {label for label, source in solutions.items() if function_names(source)}
     for label in sorted(writes_function - set(shortcuts) - set(no_shortcut)):
@@ -217,9 +222,10 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    aliases = "--aliases" in argv
     failed = 0
-    for arg in argv:
-        problems = check_notebook(Path(arg))
+    for arg in [a for a in argv if a != "--aliases"]:
+        problems = check_notebook(Path(arg), aliases)
         print(f"{Path(arg).name}: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
         for p in problems:
             print("   ", p)

@@ -2,7 +2,8 @@
 
 nbgrader's release replaces every solution region by a bare ``raise NotImplementedError()``, so a student would have
 to read a locked cell to learn what to define. Two steps around nbgrader's ``ClearSolutions`` give the release the
-stubs of the course's student version instead (:func:`course_lib.classroom.stubs.stub_source`):
+stubs of the course's student version instead (:func:`course_lib.classroom.stubs.stub_source`), and the feedback
+leaves the hidden tests' code out (:func:`feedback_preprocessors`):
 ``J_ex1 = unanswered("Exercise 1: J_ex1")``, ``raise NotImplementedError("Exercise 2: write the body of
 softmax_backward")``. :func:`configure` sets them up in an ``nbgrader_config.py`` together with the autograde guard
 (:mod:`course_lib.classroom.guard`) and a cell timeout long enough for the training cells::
@@ -24,7 +25,14 @@ from .guard import sanitize_preprocessors
 from .notebook import find_exercises
 from .stubs import stub_source
 
-__all__ = ["NamedStubs", "StashStubs", "configure", "generate_preprocessors"]
+__all__ = [
+    "NamedStubs",
+    "ShortTracebacks",
+    "StashStubs",
+    "configure",
+    "feedback_preprocessors",
+    "generate_preprocessors",
+]
 
 _KEY = "course_named_stubs"  # where the stubs wait in nbconvert's resources, by cell id, while nbgrader clears
 
@@ -67,9 +75,39 @@ def generate_preprocessors() -> list:
     return [*steps[:at], StashStubs, ClearSolutions, NamedStubs, *steps[at + 1 :]]
 
 
+class ShortTracebacks(Preprocessor):
+    """For the feedback: a test cell's error shows only its message (``AssertionError: my_softmax is wrong on trial
+    2 ...``), not the traceback, whose context lines would show the hidden tests' code around the failing line."""
+
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        for cell in nb.cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
+                for out in cell.get("outputs", []):
+                    if out.get("output_type") == "error":
+                        out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]
+        return nb, resources
+
+
+def feedback_preprocessors() -> list:
+    """nbgrader's steps of ``generate_feedback`` with the hidden tests taken out of the feedback after the grades are
+    read (nbgrader's feedback shows the autograded notebook, hidden tests put back): their code
+    (``ClearHiddenTests``) and the tracebacks that would quote it (:class:`ShortTracebacks`). What a failed check
+    says stays: its message names what went wrong, not the hidden inputs or expected values."""
+    from nbgrader.converters.generate_feedback import GenerateFeedback
+    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+    steps = list(GenerateFeedback.class_traits()["preprocessors"].default())
+    at = steps.index(GetGrades) + 1
+    return [*steps[:at], ClearHiddenTests, ShortTracebacks, *steps[at:]]
+
+
 def configure(c: Any, *, timeout: int = 600) -> None:
-    """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde, and a cell
-    timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the training cells)."""
+    """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde, no hidden
+    tests in the feedback, and a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
+    training cells)."""
     c.GenerateAssignment.preprocessors = generate_preprocessors()
     c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
+    c.GenerateFeedback.preprocessors = feedback_preprocessors()
     c.Execute.timeout = timeout

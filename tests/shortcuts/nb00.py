@@ -12,3 +12,13 @@ SHORTCUTS = {
 NO_SHORTCUT = {
     "Exercise 2": "no library function returns the scaled scores Q K^T / sqrt(d_k); they are one matmul and a division",
 }
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 3": """def my_softmax(scores):
+    return torch.ops.aten._softmax(scores, -1, False)""",
+    "Exercise 5": """def my_attention(q, k, v):
+    from course_lib.attention import scaled_dot_product_attention as attend
+    return attend(q, k, v)""",
+}

@@ -36,3 +36,22 @@ SHORTCUTS = {
 
 # Every exercise of notebook 02 that writes a function has a library shortcut above.
 NO_SHORTCUT = {}
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 2": """def gru_step(x_t, h, W_ih, W_hh, b_ih, b_hh):
+    return torch.ops.aten.gru_cell(x_t, h, W_ih, W_hh, b_ih, b_hh)""",
+    "Exercise 3": """def lstm_step(x_t, h, c, W_ih, W_hh, b_ih, b_hh):
+    return torch.stack(torch.ops.aten.lstm_cell(x_t, [h, c], W_ih, W_hh, b_ih, b_hh))""",
+    "Exercise 5": """def conv_layers_needed(n, k):
+    x = torch.randn(1, 1, n, requires_grad=True)
+    y, layers = x, 0
+    while True:  # add causal convolutions until the last output depends on the first input
+        layers += 1
+        y = nn.Conv1d(1, 1, kernel_size=k)(F.pad(y, (k - 1, 0)))
+        x.grad = None
+        torch.autograd.backward(y[0, 0, -1], retain_graph=True)  # the engine, without autograd.grad's name
+        if x.grad[0, 0, 0] != 0:
+            return layers""",
+}

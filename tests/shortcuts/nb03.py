@@ -12,3 +12,13 @@ SHORTCUTS = {
 
 # Exercises that write a function no library call replaces, and why (every one of this notebook has a shortcut above).
 NO_SHORTCUT = {}
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 2": """def attend_one(q, K, V):
+    return torch.ops.aten.scaled_dot_product_attention(q[None, :], K, V)[0]""",
+    "Exercise 3": """def self_attention(X, W_q, W_k, W_v):
+    from course_lib.attention import scaled_dot_product_attention as attend
+    return attend(X @ W_q, X @ W_k, X @ W_v)""",
+}

@@ -20,3 +20,16 @@ def merge_heads(x):
 NO_SHORTCUT = {
     "Exercise 4": "no library function composes two nn.Linear layers into one; it is two matrix products and a sum",
 }
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 2": """def split_heads(x, num_heads):
+    from course_lib.multihead import split_heads as split
+    return split(x, num_heads)
+
+
+def merge_heads(x):
+    from course_lib.multihead import merge_heads as merge
+    return merge(x)""",
+}

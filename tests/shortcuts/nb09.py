@@ -16,3 +16,14 @@ SHORTCUTS = {
 
 # Every exercise of notebook 09 that writes a function has a shortcut above.
 NO_SHORTCUT = {}
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 3": """def conv_by_shifts(x, weight, bias):
+    p = weight.shape[-1] // 2
+    return torch.ops.aten.convolution(x, weight, bias, [1, 1], [p, p], [1, 1], False, [0, 0], 1)""",
+    "Exercise 5": """def dilated_conv_as_attention(x, conv):
+    return torch.ops.aten.convolution(x, conv.weight, conv.bias, list(conv.stride), list(conv.padding),
+                                      list(conv.dilation), False, [0, 0], conv.groups)""",
+}

@@ -17,3 +17,11 @@ NO_SHORTCUT = {
     "Exercise 5": "no library function permutes an image's patches; cl.patchify and cl.unpatchify, which the exercise "
     "asks for, are its building blocks, and the permutation is one indexing",
 }
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 2": """def my_unpatchify(patches, P, H, W):
+    from course_lib.vision import unpatchify as reassemble
+    return reassemble(patches, P, H, W)""",
+}

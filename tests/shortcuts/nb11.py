@@ -12,3 +12,14 @@ SHORTCUTS = {
 
 # Exercises that write a function no library call replaces, and why.
 NO_SHORTCUT = {}
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 2": """def layer_norm(x, weight, bias, eps=1e-5):
+    return torch.ops.aten.native_layer_norm(x, [x.shape[-1]], weight, bias, eps)[0]""",
+    "Exercise 3": """def post_ln_block(x, mask, block):
+    return nn.Module.__call__(block, x, mask)""",
+    "Exercise 4": """def masked_mean(h, valid):
+    return torch.ops.aten.nanmean(h.masked_fill(~valid[..., None], float("nan")), [1])""",
+}

@@ -11,3 +11,15 @@ def greedy_with_cache(model, prompt, n):
 
 # Exercises that write a function no library call replaces, and why.
 NO_SHORTCUT = {}
+
+# The same library work reached by other doors (operators, functions imported under other names): the
+# nbgrader test's shortcut student hands these in where they exist; each must score zero too.
+ALIASES = {
+    "Exercise 2": """def top_k(logits, k):
+    from course_lib.generation import top_k_filter as keep_top
+    return keep_top(logits, k)""",
+    "Exercise 3": """@torch.no_grad()
+def greedy_with_cache(model, prompt, n):
+    from course_lib.generation import generate as continue_text
+    return continue_text(model, prompt, n)""",
+}

@@ -1,0 +1,192 @@
+"""Grade a whole class: nbgrader's autograde for every submission of one assignment, several at once, then a report
+per exercise.
+
+    cd my-course        # an nbgrader course: nbgrader_config.py, source/, release/, submitted/<student>/<assignment>/
+    python -m course_lib.classroom.autograde a04 --jobs 8     # grade every submission of a04, then report
+    python -m course_lib.classroom.autograde a04 --report     # only the report of what is graded already
+
+Each submission is graded by its own ``nbgrader autograde ASSIGNMENT --student ID`` process, ``--jobs`` of them at a
+time (default: one per CPU core; each executes one notebook on one core). The processes share nbgrader's gradebook,
+one SQLite file: each waits up to 120 s for another's write instead of failing at once. A submission whose
+process fails is reported with the end of its log, and the others are graded all the same.
+
+The report (printed, and written to ``reports/ASSIGNMENT.md`` and ``reports/ASSIGNMENT.csv``): per exercise, the
+points, how many submissions scored full, partial and zero marks, and the mean; then the flagged submissions, read
+from the autograded notebooks: a test cell that says "Not graded" (the guard found a changed checker,
+:mod:`course_lib.classroom.guard`) or that refused a library shortcut (``ShortcutError``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from ..validate import integer
+
+__all__ = ["ExerciseSummary", "Graded", "autograde_class", "class_report", "format_report", "main", "write_report"]
+
+BUSY_TIMEOUT_S = 120
+
+
+@dataclass
+class ExerciseSummary:
+    """One graded test cell of an assignment over the class."""
+
+    grade_id: str
+    max_score: float
+    scores: dict[str, float] = field(default_factory=dict)  # student -> score
+
+    def counts(self) -> tuple[int, int, int]:
+        """(full, partial, zero) marks."""
+        values = list(self.scores.values())
+        full = sum(s >= self.max_score for s in values)
+        zero = sum(s <= 0 for s in values)
+        return full, len(values) - full - zero, zero
+
+
+def _students(root: Path, assignment: str) -> list[str]:
+    submitted = root / "submitted"
+    if not submitted.is_dir():
+        raise FileNotFoundError(f"{submitted} does not exist: run this in an nbgrader course folder")
+    return sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir())
+
+
+@dataclass(frozen=True)
+class Graded:
+    """How one submission's ``nbgrader autograde`` went: its seconds, whether it succeeded, its log."""
+
+    seconds: float
+    ok: bool
+    log: str
+
+
+def _grade_one(root: Path, assignment: str, student: str, db_url: str) -> tuple[str, Graded]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force",
+         f"--CourseDirectory.db_url={db_url}"],
+        cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    return student, Graded(time.perf_counter() - start, done.returncode == 0, done.stdout + done.stderr)
+
+
+def autograde_class(root: str | Path, assignment: str, *, jobs: int | None = None, students: Sequence[str] = (),
+                    progress: bool = True) -> dict[str, Graded]:  # fmt: skip
+    """Autograde ``students`` (default: every submission of ``assignment``), ``jobs`` processes at a time;
+    student -> :class:`Graded`."""
+    from ..train import progress_bar
+
+    root = Path(root).resolve()
+    jobs = (os.cpu_count() or 1) if jobs is None else integer("jobs", jobs, minimum=1)
+    students = list(students) or _students(root, assignment)
+    db_url = f"sqlite:///{root / 'gradebook.db'}?timeout={BUSY_TIMEOUT_S}"
+    results: dict[str, Graded] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_grade_one, root, assignment, s, db_url) for s in students]
+        bar = progress_bar(total=len(futures), desc=f"autograde {assignment}", disable=not progress)
+        for future in futures:
+            student, graded = future.result()
+            results[student] = graded
+            bar.update(1)
+        bar.close()
+    return results
+
+
+def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
+    """(grade id, why) for each test cell of a student's autograded notebooks that was not graded or refused."""
+    found = []
+    for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            for out in cell.get("outputs", []) if grade_id else ():
+                text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
+                if "Not graded" in text:
+                    found.append((grade_id, "not graded: a checker was changed"))
+                elif "ShortcutError" in text or "ShortcutError" in str(out.get("evalue", "")):
+                    found.append((grade_id, "a library shortcut was refused"))
+    return found
+
+
+def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummary], dict[str, list[tuple[str, str]]]]:
+    """Per graded cell, every student's score (from the gradebook); per student, the flagged cells."""
+    from nbgrader.api import Gradebook
+
+    root = Path(root).resolve()
+    summaries: dict[str, ExerciseSummary] = {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}?timeout={BUSY_TIMEOUT_S}") as gb:
+        for submission in gb.assignment_submissions(assignment):
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    if grade.max_score:
+                        summary = summaries.setdefault(grade.name, ExerciseSummary(grade.name, grade.max_score))
+                        summary.scores[submission.student_id] = grade.score
+    students = sorted({s for summary in summaries.values() for s in summary.scores})
+    flags = {s: f for s in students if (f := _flags(root, assignment, s))}
+    return sorted(summaries.values(), key=lambda s: s.grade_id), flags
+
+
+def format_report(assignment: str, summaries: list[ExerciseSummary], flags: dict[str, list[tuple[str, str]]]) -> str:
+    """The report as Markdown."""
+    n = max((len(s.scores) for s in summaries), default=0)
+    lines = [f"# {assignment}: {n} submissions", "", "| exercise (test cell) | points | full | partial | zero | mean |",
+             "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for s in summaries:
+        full, partial, zero = s.counts()
+        mean = sum(s.scores.values()) / max(len(s.scores), 1)
+        lines.append(f"| {s.grade_id} | {s.max_score:g} | {full} | {partial} | {zero} | {mean:.2f} |")
+    lines += ["", f"## Flagged submissions: {len(flags)}", ""]
+    lines += [f"- {student}: " + "; ".join(f"{g} ({why})" for g, why in found) for student, found in flags.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(root: str | Path, assignment: str) -> str:
+    """Write ``reports/ASSIGNMENT.md`` and ``.csv`` (student x exercise scores) under ``root``; return the Markdown."""
+    root = Path(root)
+    summaries, flags = class_report(root, assignment)
+    text = format_report(assignment, summaries, flags)
+    (root / "reports").mkdir(exist_ok=True)
+    (root / "reports" / f"{assignment}.md").write_text(text, encoding="utf-8")
+    students = sorted({s for summary in summaries for s in summary.scores})
+    with open(root / "reports" / f"{assignment}.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", *(s.grade_id for s in summaries), "total", "flagged"])
+        for student in students:
+            scores = [s.scores.get(student, 0.0) for s in summaries]
+            writer.writerow([student, *scores, sum(scores), len(flags.get(student, []))])
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment")
+    parser.add_argument("--jobs", type=int, default=None, help="processes at once (default: the CPU cores)")
+    parser.add_argument("--report", action="store_true", help="only write the report of what is graded")
+    parser.add_argument("--root", default=".", help="the nbgrader course folder (default: here)")
+    args = parser.parse_args(argv)
+    failed = {}
+    if not args.report:
+        start = time.perf_counter()
+        results = autograde_class(args.root, args.assignment, jobs=args.jobs)
+        wall = time.perf_counter() - start
+        failed = {s: graded.log[-2000:] for s, graded in results.items() if not graded.ok}
+        busy = sum(graded.seconds for graded in results.values())
+        print(f"graded {len(results)} submissions in {wall:.0f} s ({busy / max(len(results), 1):.0f} s each, "
+              f"{args.jobs or os.cpu_count()} at a time)")  # fmt: skip
+        for student, log in failed.items():
+            print(f"nbgrader failed for {student}:\n{log}", file=sys.stderr)
+    print(write_report(args.root, args.assignment))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""course_lib.classroom.autograde: the class report (the parallel grading itself runs in tests/test_grading.py)."""
+
+import nbformat
+import pytest
+
+from course_lib.classroom.autograde import ExerciseSummary, _flags, autograde_class, format_report
+
+
+def test_counts_split_full_partial_and_zero_marks():
+    summary = ExerciseSummary("a04-exercise-2-tests", 2.0, {"ann": 2.0, "bob": 1.0, "cy": 0.0, "dee": 0.0})
+    assert summary.counts() == (1, 1, 2)
+
+
+def test_the_report_lists_each_exercise_and_each_flagged_submission():
+    summaries = [ExerciseSummary("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 0.0}),
+                 ExerciseSummary("x-exercise-2-tests", 1.0, {"ann": 1.0, "bob": 1.0})]  # fmt: skip
+    text = format_report("a00", summaries, {"bob": [("x-exercise-1-tests", "a library shortcut was refused")]})
+    assert text.splitlines()[0] == "# a00: 2 submissions"
+    assert "| x-exercise-1-tests | 1 | 1 | 0 | 1 | 0.50 |" in text
+    assert "| x-exercise-2-tests | 1 | 2 | 0 | 0 | 1.00 |" in text
+    assert "- bob: x-exercise-1-tests (a library shortcut was refused)" in text
+
+
+def _graded_cell(grade_id, ename, evalue):
+    cell = nbformat.v4.new_code_cell("check()", metadata={"nbgrader": {"grade_id": grade_id, "grade": True}})
+    cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])]
+    return cell
+
+
+def test_flags_are_read_from_the_autograded_notebook(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _graded_cell("e1", "AssertionError", "my_softmax raised ShortcutError: aten::_softmax is not available"),
+        _graded_cell("e2", "AssertionError", "Not graded: code cell 12 line 1: assigns to cl.check_answer"),
+        _graded_cell("e3", "AssertionError", "my_softmax is wrong on trial 1"),  # wrong, not flagged
+    ]
+    folder = tmp_path / "autograded" / "bob" / "a04"
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / "04.ipynb")
+    assert _flags(tmp_path, "a04", "bob") == [("e1", "a library shortcut was refused"),
+                                              ("e2", "not graded: a checker was changed")]  # fmt: skip
+
+
+def test_autograde_class_needs_a_course_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nbgrader course folder"):
+        autograde_class(tmp_path, "a04", progress=False)
+    with pytest.raises(ValueError, match="jobs must be >= 1, got 0"):
+        autograde_class(tmp_path, "a04", jobs=0, progress=False)
