@@ -162,6 +162,11 @@ _INNER = {
 }
 
 
+# ... and those in modules a check must not import (course_lib.kernels.launch needs triton): blocked by the qualified
+# name of the code that runs, if the answer imports them
+_INNER_BY_NAME = {"course_lib.scaled_dot_product_attention": ("course_lib.kernels.launch.attention_reference",)}
+
+
 def _codes(names: Sequence[str]) -> dict[Any, str]:
     """Code object -> blocked name, for every blocked Python function and its inner functions (:data:`_INNER`): a call
     of that code is refused however the function was held (a list, a staticmethod, a subclass's method)."""
@@ -220,7 +225,8 @@ def blocked(
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
     codes = _codes(names)  # before anything is replaced: the originals' code, not the refusals'
     # the doors without a name (classroom.reach); it also remembers every refusal, caught by the answer or not
-    reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names))
+    by_name = {inner: dotted for dotted in names for inner in _INNER_BY_NAME.get(dotted, ())}
+    reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names), by_name)
     saved = []
     try:
         for owner, attr, dotted in targets:

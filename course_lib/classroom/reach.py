@@ -178,9 +178,10 @@ class Reaches:
     ``autograd``, the autograd engine (every backward pass)."""
 
     def __init__(self, originals: dict[int, str], kernels: dict[str, str], who: str = "you", codes=None,
-                 autograd: bool = False):  # fmt: skip
+                 autograd: bool = False, by_name=None):  # fmt: skip
         self.originals, self.kernels, self.who, self.autograd = originals, kernels, who, autograd
         self.codes = codes or {}  # code object -> dotted name: the blocked Python functions, however referenced
+        self.by_name = by_name or {}  # "module.function" of code that runs -> dotted name (modules not imported)
         self._doors = (_FunctionDoor(self), _KernelDoor(self))
         self._profile = None
         self._hook = self._calls  # one bound method, to recognise it
@@ -209,6 +210,8 @@ class Reaches:
         if event == "call":
             dotted = self.codes.get(frame.f_code)
             module = frame.f_globals.get("__name__") or ""
+            if dotted is None and self.by_name:
+                dotted = self.by_name.get(f"{module}.{frame.f_code.co_name}")
             if dotted is None and self.kernels and module.startswith(_PYTHON_OPERATORS) and _called_from_outside(frame):
                 dotted = f"{module}.{frame.f_code.co_name}"
         elif event == "c_call":
