@@ -118,7 +118,7 @@ def _lead_from_notes(notes: str) -> str:
     parts = [(k, t) for k, t in blocks(notes) if k not in ("heading", "badge")]
     first_list = next((t for k, t in parts if k == "list"), None)
     if first_list:
-        return short_list(first_list, 5 * BUDGET // 3, MAX_ITEMS)
+        return short_list(first_list, 11 * MAX_ITEMS, MAX_ITEMS)
     para = next((t for k, t in parts if k == "para"), "")
     return shorten(para, BUDGET) if para else ""
 
@@ -196,6 +196,14 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
         on_slide = 0
     if full is not None:
         shaped.insert(1, _notes(f"```python\n{full}\n```", cell, "code"))
+    if not output_only and code_words(cell["source"]) > SLIDE_WORDS + 20 and "\n\n" in cell["source"]:
+        head, tail = cell["source"].rsplit("\n\n", 1)  # a long definition, then its use: two slides
+        second = {**copy.deepcopy(cell), "source": tail, "metadata": {**copy.deepcopy(cell["metadata"])}}
+        second["metadata"]["slideshow"] = {"slide_type": "subslide"}
+        if "id" in second:
+            second["id"] = f"{cell['id']}-part-2"
+        cell["source"], cell["outputs"], shaped[0] = head, [], cell
+        shaped.insert(1 + (full is not None), second)
     return shaped, on_slide
 
 

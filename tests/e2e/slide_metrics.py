@@ -99,6 +99,10 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+def small_figure(row: dict) -> bool:
+    return row["figurePx"] is not None and row["figurePx"] < MIN_FIGURE_TEXT_PX - 0.05
+
+
 def problems(rows: list[dict]) -> list[str]:
     """Every rule a deck breaks, one line per slide and rule."""
     found = []
@@ -112,10 +116,7 @@ def problems(rows: list[dict]) -> list[str]:
             (r["overflowCount"] > 0, f"{r['overflowCount']} element(s) past the right edge: {r['overflow']}"),
             (r["content"] > r["room"], f"content {r['content']} px tall > {r['room']}"),
             (r["codePx"] is not None and r["codePx"] < MIN_CODE_PX - 0.01, f"code at {r['codePx'] or 0:.1f} px"),
-            (
-                r["figurePx"] is not None and r["figurePx"] < MIN_FIGURE_TEXT_PX - 0.05,
-                f"figure text at {r['figurePx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}",
-            ),
+            (small_figure(r), f"figure text at {r['figurePx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}"),
             (bool(r["markers"]), f"prompts or test markers shown: {r['markers']}"),
             (
                 any("Course Subset" not in family for family in r["cjkFonts"] + r["cjkCode"]),

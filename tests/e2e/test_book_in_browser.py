@@ -197,6 +197,13 @@ def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
 # are saved as screenshots (build/e2e/deck-NN-densest.png, deck-NN-widest.png), the numbers in build/e2e/slides-NN.json.
 
 
+# Figures whose smallest text stays below 14 px on a 1280x720 slide, per deck (issue 29, in progress): figures too
+# wide for the slide that have no blank columns to be cut at (the course map of 00, a row of heatmaps, the diagrams),
+# which only a slide-sized drawing in the notebook can fix. They may shrink, not grow; the test fails when an entry
+# is no longer needed.
+SMALL_FIGURES = {"00": 1, "04": 1, "05": 1, "06": 2, "08": 1, "09": 1, "11": 4, "12": 2}
+
+
 def deck_slides(nb: Path) -> int:
     """Slides of a deck as the build shapes it (tools.deck): cells opening a slide or a sub-slide."""
     cells = build_book.slides_notebook(json.loads(nb.read_text(encoding="utf-8")), nb.name).cells
@@ -233,7 +240,11 @@ def test_every_slide_can_be_projected(book_url, browser, screenshots, nb):
         widest = max(rows, key=lambda r: (r["overflowCount"], r["widest"]))
         screenshot_slide(page, densest, screenshots / f"deck-{nb.stem[:2]}-densest.png")
         screenshot_slide(page, widest, screenshots / f"deck-{nb.stem[:2]}-widest.png")
-        broken = slide_metrics.problems(rows)
+        broken = [line for line in slide_metrics.problems(rows) if "figure text at" not in line]
+        small = [f"slide {r['h']}/{r['v']}: {r['figurePx']:.1f} px" for r in rows if slide_metrics.small_figure(r)]
+        known = SMALL_FIGURES.get(nb.stem[:2], 0)
+        assert len(small) <= known, f"{nb.stem}: figure text below {slide_metrics.MIN_FIGURE_TEXT_PX} px: {small}"
+        assert len(small) == known, f"{nb.stem}: {len(small)} figures too small, not {known}: update SMALL_FIGURES"
         assert not broken, f"{nb.stem}: slides a lecturer cannot project as they are:\n" + "\n".join(broken)
     finally:
         context.close()
@@ -262,10 +273,10 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
         page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
         page.evaluate(
             """png => {
-                const s = document.querySelector('.reveal .slides section');
+                const s = document.querySelector('.reveal .slides section:not(.stack)');
                 s.insertAdjacentHTML('beforeend',
-                    '<pre style="font-size: 12px !important; white-space: pre !important; ' +
-                    'font-family: monospace !important">In [31]: 猫 ' + 'x'.repeat(400) + '</pre><p>' +
+                    '<div><pre style="font-size: 12px !important; width: 2000px !important; ' +
+                    'font-family: monospace !important">In [31]: 猫 ' + 'x'.repeat(400) + '</pre></div><p>' +
                     'word '.repeat(120) + '</p><img style="width: 50px !important; height: 50px !important; ' +
                     'flex: none !important" src="data:image/png;base64,' + png + '">');
             }""",
