@@ -343,3 +343,29 @@ def test_a_blocked_class_is_refused_under_any_name():
 
     with refusing(("torch.nn.Linear",)):
         Dense(2, 3)
+
+
+def test_torchs_own_tensor_subclasses_are_made_inside_a_check():
+    with blocked(cl.SOFTMAX_FUNCTIONS):  # nn.Parameter is a Tensor subclass that torch makes
+        layer = torch.nn.Linear(3, 2)
+    assert isinstance(layer.weight, torch.nn.Parameter)
+    with refusing(cl.SOFTMAX_FUNCTIONS):  # one the answer makes is refused
+        _X.as_subclass(type("Later", (torch.Tensor,), {}))
+
+
+def test_a_torch_mode_on_before_the_check_may_use_numpy():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class ThroughNumPy(TorchDispatchMode):  # like tools/portability.py's rounding profiles
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor) and out.dtype == torch.float32:
+                out.detach().numpy()  # the machine's own mode, not the answer
+            return out
+
+    with ThroughNumPy():
+        with blocked(cl.SOFTMAX_FUNCTIONS):
+            e = (_X - _X.amax(-1, keepdim=True)).exp()
+        with refusing(cl.SOFTMAX_FUNCTIONS):  # the answer itself may not
+            _X.numpy()
+    assert e.shape == _X.shape

@@ -15,8 +15,9 @@ The first operator that does the exercise's work raises :class:`ShortcutError`, 
 library function it belongs to. :data:`KERNELS` lists, per library function, the operators that do its work beyond
 the operator of its own name (``F.one_hot`` is ``aten::one_hot``; ``nn.Conv2d`` is ``aten::convolution`` and five
 backend kernels). A third watch, ``sys.setprofile``, sees the calls that leave the two doors' sight: a thread (the
-modes belong to the thread that opened them), a tensor handed to NumPy, torch's Python copies of its operators
-(``torch._refs``, ``torch._decomp``), and, where an autograd function is blocked, the autograd engine itself.
+modes belong to the thread that opened them), a tensor handed to NumPy, a Tensor subclass made by the answer (its
+``__torch_function__`` could do the work later, when the checker reads the result), torch's Python copies of its
+operators (``torch._refs``, ``torch._decomp``), and, where an autograd function is blocked, the autograd engine.
 A refusal fails the check even when the answer catches the ``ShortcutError`` and carries on.
 """
 
@@ -150,7 +151,11 @@ AUTOGRAD_FUNCTIONS = (
 )
 _ENGINE = "_EngineBase.run_backward"
 _THREADS = ("start_new_thread", "start_joinable_thread", "start_new")  # _thread's ways to start a thread
-_C_WATCHED = frozenset({"Tensor.numpy", "TensorBase.numpy", _ENGINE, *_THREADS})
+# A Tensor subclass of the answer's own could do the work later, in its __torch_function__, when the checker reads it
+_SUBCLASSES = frozenset({"Tensor.as_subclass", "TensorBase.as_subclass", "Tensor._make_subclass",
+                         "TensorBase._make_subclass", "Tensor._make_wrapper_subclass",
+                         "TensorBase._make_wrapper_subclass"})  # fmt: skip
+_C_WATCHED = frozenset({"Tensor.numpy", "TensorBase.numpy", _ENGINE, *_THREADS, *_SUBCLASSES})
 # Python copies of PyTorch's operators (primTorch references, decompositions): they do an operator's work with
 # other operators, so an exercise that blocks an operator blocks them.
 _PYTHON_OPERATORS = ("torch._refs", "torch._decomp", "torch._prims")
@@ -185,6 +190,7 @@ class Reaches:
         self._doors = (_FunctionDoor(self), _KernelDoor(self))
         self._profile = None
         self._hook = self._calls  # one bound method, to recognise it
+        self._trusted: set[Any] = set()  # the code of the torch modes that were on before the check began
         self.refused: str | None = None  # the first refusal: it fails the block even if the answer caught it
 
     def check(self, func: Any) -> None:
@@ -225,12 +231,36 @@ class Reaches:
             }.get(name)
             if name in _THREADS and getattr(arg, "__module__", None) == "_thread":
                 dotted = "starting a thread"
+            elif name in _SUBCLASSES and not (frame.f_globals.get("__name__") or "").startswith("torch"):
+                dotted = "making a Tensor subclass"  # (torch's own, nn.Parameter, are made by torch's code)
+            if dotted is not None and self._in_a_mode_from_before(frame):
+                return
         else:
             return
         if dotted is not None:
             self.refuse(dotted, dotted)
 
+    def _in_a_mode_from_before(self, frame: Any) -> bool:
+        """Whether ``frame`` runs inside a torch mode that was on before the check began (the grading machine's own,
+        such as a profile of tools/portability.py that rounds like another machine): its calls are not the answer's."""
+        while frame is not None and self._trusted:
+            if frame.f_code in self._trusted:
+                return True
+            frame = frame.f_back
+        return False
+
     def __enter__(self) -> Reaches:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        self._trusted = {
+            getattr(getattr(type(mode), method, None), "__code__", None)
+            for modes, method in (
+                (_get_current_dispatch_mode_stack(), "__torch_dispatch__"),
+                (_get_current_function_mode_stack(), "__torch_function__"),
+            )  # fmt: skip
+            for mode in modes
+        } - {None}
         if self.originals or self.kernels:
             for door in self._doors:
                 door.__enter__()

@@ -496,6 +496,7 @@ CAUGHT = {
     # shortcuts: ShortcutError under blocked(...); the first seven were holes until classroom.reach refused starting a
     # thread, handing a tensor to NumPy, calling torch's Python copies of operators, and the autograd engine
     "attention: course_lib.kernels.launch.attention_reference",  # blocked by its qualified name (needs triton)
+    "softmax: computed later, when the checker reads the result (lazy Tensor subclass)",  # making one is refused
     "attention: F.scaled_dot_product_attention in another thread",
     "backward: torch._decomp's Python _softmax_backward_data",
     "backward: torch.autograd.backward through a softmax by hand",
@@ -587,10 +588,6 @@ HOLES = {
     "softmax: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off from inside the answer",
         "block those context managers by name while checking, or check in a subprocess on its outputs only",
-    ),
-    "softmax: computed later, when the checker reads the result (lazy Tensor subclass)": (
-        "the work runs in the result's __torch_function__ after the block exits, when explain_difference reads it",
-        "accept only a plain torch.Tensor (type(actual) is Tensor) and materialise it inside the block",
     ),
     "attention: the dispatcher's modes switched off (DisableTorchDispatch)": (
         "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off",
