@@ -196,7 +196,8 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     shortcuts, _ = load_shortcuts(nb_path, aliases=True)  # library calls by other doors where there are any
     submit(root, assignment, nb_path.name, REFERENCE, reference_submission(source, release))
     submit(root, assignment, nb_path.name, "unchanged", release)
-    graded_now = autograde_class(root, assignment, jobs=2, progress=False)  # the two at once, as a class is graded
+    env = {**nbval_environ(os.environ), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    graded_now = autograde_class(root, assignment, jobs=2, progress=False, env=env)  # two at once
     assert sorted(graded_now) == [REFERENCE, "unchanged"] and all(g.ok for g in graded_now.values()), graded_now
     log = "".join(g.log for g in graded_now.values())
     copied = read_copyable(nbformat.read(root / "autograded" / REFERENCE / assignment / nb_path.name, as_version=4))

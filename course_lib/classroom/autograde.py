@@ -70,29 +70,31 @@ class Graded:
     log: str
 
 
-def _grade_one(root: Path, assignment: str, student: str, db_url: str) -> tuple[str, Graded]:
+def _grade_one(root: Path, assignment: str, student: str, db_url: str, env: dict) -> tuple[str, Graded]:
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force",
          f"--CourseDirectory.db_url={db_url}"],
-        cwd=root, capture_output=True, text=True,
+        cwd=root, capture_output=True, text=True, env=env,
     )  # fmt: skip
     return student, Graded(time.perf_counter() - start, done.returncode == 0, done.stdout + done.stderr)
 
 
 def autograde_class(root: str | Path, assignment: str, *, jobs: int | None = None, students: Sequence[str] = (),
-                    progress: bool = True) -> dict[str, Graded]:  # fmt: skip
+                    progress: bool = True, env: dict | None = None) -> dict[str, Graded]:  # fmt: skip
     """Autograde ``students`` (default: every submission of ``assignment``), ``jobs`` processes at a time;
-    student -> :class:`Graded`."""
+    student -> :class:`Graded`. Each process gets ``env`` (default: this one's), with one BLAS/OpenMP thread unless
+    it sets another: ``jobs`` processes of several threads each would fight over the cores."""
     from ..train import progress_bar
 
     root = Path(root).resolve()
     jobs = (os.cpu_count() or 1) if jobs is None else integer("jobs", jobs, minimum=1)
     students = list(students) or _students(root, assignment)
     db_url = f"sqlite:///{root / 'gradebook.db'}?timeout={BUSY_TIMEOUT_S}"
+    env = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(os.environ if env is None else env)}
     results: dict[str, Graded] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_grade_one, root, assignment, s, db_url) for s in students]
+        futures = [pool.submit(_grade_one, root, assignment, s, db_url, env) for s in students]
         bar = progress_bar(total=len(futures), desc=f"autograde {assignment}", disable=not progress)
         for future in futures:
             student, graded = future.result()
