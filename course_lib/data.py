@@ -4,6 +4,7 @@
 - :func:`associative_recall` — recall the value of one of ``K`` key-value pairs: how much a model must keep;
 - :func:`load_digits` — the 1,797 8 x 8 handwritten digits shipped as ``data/digits.npz`` (UCI, CC BY 4.0; see
   ``data/SOURCES.md``), verified against their SHA-256 checksum. Nothing is downloaded.
+- :func:`date_splits` — English dates and their Chinese translations, a parallel task with reordering (notebook 14).
 
 The toy corpus for word embeddings (notebook 01) is in :mod:`course_lib.corpus`.
 
@@ -12,8 +13,11 @@ Shape legend: ``N`` examples, ``L`` sequence length.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
+import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -238,3 +242,52 @@ def load_tang300(path: str | Path | None = None) -> list[tuple[str, str, str]]:
         title, author, *lines = block.strip("\n").split("\n")
         poems.append((title, author, "".join(line + "\n" for line in lines)))
     return poems
+
+
+__all__ += ["date_splits", "date_tokens"]
+
+_MONTHS = "January February March April May June July August September October November December".split()
+_WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()  # date.weekday(): Monday = 0
+
+
+def _date_pair(date: datetime.date, form: int) -> tuple[str, str]:
+    """``(english, chinese)`` for ``date`` in English form ``form`` (0 .. 4, see :func:`date_splits`)."""
+    month, weekday, day = _MONTHS[date.month - 1], _WEEKDAYS[date.weekday()], date.day
+    nth = f"{day}{'th' if day in (11, 12, 13) else {1: 'st', 2: 'nd', 3: 'rd'}.get(day % 10, 'th')}"
+    forms = (f"{month} {day}, {date.year}", f"{day} {month} {date.year}", f"the {nth} of {month}, {date.year}",
+             f"{weekday}, {month} {day}, {date.year}", f"{weekday} {day} {month} {date.year}")  # fmt: skip
+    chinese = f"{date.year}年{date.month}月{day}日" + ("星期" + "一二三四五六日"[date.weekday()] if form >= 3 else "")
+    return forms[form], chinese
+
+
+def date_splits(sizes: tuple[int, ...] | list[int], seed: int = 0) -> list[list[tuple[str, str]]]:
+    """English dates and their Chinese translations (notebook 14), in disjoint lists of the given ``sizes``.
+
+    "Tuesday, March 5, 2024" → "2024年3月5日星期二": the year moves from the end to the front, the weekday from the
+    front to the end, the month's name becomes a number. Each pair takes one of five English forms ("March 5, 2024",
+    "5 March 2024", "the 5th of March, 2024", "Tuesday, March 5, 2024", "Tuesday 5 March 2024"); the weekday comes from
+    the calendar, so every pair is right. The dates are drawn without replacement from 1900-01-01 .. 2099-12-31 by
+    ``random.Random(seed)``: no date occurs in two lists, in any form, and a seed gives the same lists everywhere.
+
+    Returns one list of ``(english, chinese)`` pairs per entry of ``sizes`` (e.g. training, validation, test).
+    """
+    if not isinstance(sizes, (tuple, list)) or not sizes:
+        raise TypeError(f"sizes must be a non-empty tuple of ints, got {sizes!r}")
+    for i, size in enumerate(sizes):
+        integer(f"sizes[{i}]", size, minimum=0)
+    integer("seed", seed)
+    first, days = datetime.date(1900, 1, 1), 200 * 365 + 49  # 1900-2099: 49 leap years (1900 is not one)
+    if sum(sizes) > days:
+        raise ValueError(f"sizes ask for {sum(sizes)} distinct dates; 1900-2099 has {days}")
+    rng = random.Random(seed)
+    offsets = rng.sample(range(days), sum(sizes))
+    pairs = [_date_pair(first + datetime.timedelta(days=o), rng.randrange(5)) for o in offsets]
+    ends = [sum(sizes[: i + 1]) for i in range(len(sizes))]
+    return [pairs[end - size : end] for size, end in zip(sizes, ends, strict=True)]
+
+
+def date_tokens(english: str) -> list[str]:
+    """An English date as tokens: words, single digits and punctuation ("the 5th of March," → the 5 th of March ,)."""
+    if not isinstance(english, str):
+        raise TypeError(f"english must be a str, got {type(english).__name__}")
+    return re.findall(r"[A-Za-z]+|\d|[^\sA-Za-z\d]", english)

@@ -168,3 +168,94 @@ def generate(
         return new
     logits = torch.stack(step_logits, dim=1) if step_logits else logits.new_empty(B, 0, model.vocab_size)
     return new, logits  # (B, N), (B, N, V)
+
+
+# ---------------------------------------------------------------- searching for the most likely output (notebook 14)
+# ``next_log_probs(tokens (N, t), source (N,)) -> (N, V)``: log-probabilities of the next token after each prefix,
+# row i read against source ``source[i]`` (e.g. :meth:`course_lib.seq2seq.Translator.step_function`). Every output
+# has ``max_len`` tokens after the start token; after the first ``eos`` every token is ``eos`` again and adds 0 to
+# the score, the sum of the log-probabilities of the tokens up to and including the first ``eos``.
+
+__all__ += ["beam_search", "exhaustive_search", "greedy_search"]
+
+
+def _check_search(next_log_probs: object, batch_size: int, bos: int, eos: int, max_len: int) -> None:
+    if not callable(next_log_probs):
+        raise TypeError(f"next_log_probs must be a function (tokens, source) -> log-probs, got {next_log_probs!r}")
+    for name, value, low in (("batch_size", batch_size, 1), ("bos", bos, 0), ("eos", eos, 0), ("max_len", max_len, 1)):
+        integer(name, value, minimum=low)
+
+
+def greedy_search(next_log_probs, batch_size: int, *, bos: int, eos: int, max_len: int, device=None):
+    """The most likely next token at every step: ``(tokens (B, max_len), scores (B,))`` with ``B = batch_size``."""
+    _check_search(next_log_probs, batch_size, bos, eos, max_len)
+    source = torch.arange(batch_size, device=device)
+    tokens = torch.full((batch_size, 1), bos, device=device)  # (B, 1): the start token
+    scores = torch.zeros(batch_size, device=device)
+    done = torch.zeros(batch_size, dtype=torch.bool, device=device)
+    for _ in range(max_len):
+        logp = next_log_probs(tokens, source)  # (B, V)
+        best, token = logp.max(dim=-1)  # (B,), (B,)
+        token = torch.where(done, eos, token)
+        scores = scores + torch.where(done, 0.0, best)
+        done = done | (token == eos)
+        tokens = torch.cat((tokens, token[:, None]), dim=1)
+    return tokens[:, 1:], scores
+
+
+def beam_search(next_log_probs, batch_size: int, *, bos: int, eos: int, max_len: int, beam_width: int, device=None):
+    """Keep the ``beam_width`` most likely prefixes at every step; return the best at the end.
+
+    At each step every kept prefix is extended by every token (a finished one only by ``eos``, at no cost), and the
+    ``K = beam_width`` extensions with the highest total log-probability are kept. ``K = 1`` is greedy search; a
+    ``K`` at least the number of possible outputs keeps them all and finds the most likely one
+    (:func:`exhaustive_search`); any ``K`` in between may miss it. Returns ``(tokens (B, max_len), scores (B,))``.
+    """
+    _check_search(next_log_probs, batch_size, bos, eos, max_len)
+    K = integer("beam_width", beam_width, minimum=1)
+    B = batch_size
+    source = torch.arange(B, device=device).repeat_interleave(K)  # (B*K,): beam b*K + k reads source b
+    tokens = torch.full((B * K, 1), bos, device=device)
+    scores = torch.full((B, K), float("-inf"), device=device)
+    scores[:, 0] = 0.0  # one live beam at the start: the K copies of the start token must not compete
+    done = torch.zeros(B * K, dtype=torch.bool, device=device)
+    for _ in range(max_len):
+        logp = next_log_probs(tokens, source).float()  # (B*K, V)
+        V = logp.shape[-1]
+        finished = torch.full_like(logp, float("-inf"))
+        finished[:, eos] = 0.0  # a finished beam continues with eos only, at no cost
+        logp = torch.where(done[:, None], finished, logp)
+        candidates = (scores.reshape(B * K, 1) + logp).reshape(B, K * V)  # (B, K*V): every extension
+        scores, index = candidates.topk(K, dim=1)  # (B, K) each
+        rows = (torch.arange(B, device=device)[:, None] * K + index // V).reshape(-1)  # (B*K,): the parent beams
+        token = (index % V).reshape(-1)  # (B*K,)
+        tokens = torch.cat((tokens[rows], token[:, None]), dim=1)
+        done = done[rows] | (token == eos)
+    best = scores.argmax(dim=1)  # (B,)
+    picked = tokens.view(B, K, -1)[torch.arange(B, device=device), best]  # (B, 1 + max_len)
+    return picked[:, 1:], scores.gather(1, best[:, None])[:, 0]
+
+
+def exhaustive_search(next_log_probs, vocab_size: int, *, bos: int, eos: int, max_len: int, device=None):
+    """The most likely output for one source (``source`` 0), found by scoring every possible output.
+
+    The reference for :func:`beam_search`: it lists all ``vocab_size ** max_len`` token sequences, makes each token
+    after the first ``eos`` an ``eos``, drops the duplicates, scores each one with ``max_len`` calls that read all of
+    them at once (teacher forcing), and sums the log-probabilities. Returns ``(tokens (max_len,), score)``.
+    ValueError above a million sequences.
+    """
+    _check_search(next_log_probs, 1, bos, eos, max_len)
+    integer("vocab_size", vocab_size, minimum=1)
+    if vocab_size**max_len > 1_000_000:
+        raise ValueError(f"vocab_size ** max_len = {vocab_size}**{max_len} sequences is too many to list (> 10^6)")
+    grid = torch.cartesian_prod(*[torch.arange(vocab_size, device=device)] * max_len).reshape(-1, max_len)  # (N, T)
+    ended = torch.cumsum((grid == eos).long(), dim=1) - (grid == eos).long() > 0  # (N, T): after the first eos
+    outputs = torch.unique(grid.masked_fill(ended, eos), dim=0)  # (M, T)
+    counted = ~(torch.cumsum((outputs == eos).long(), dim=1) - (outputs == eos).long() > 0)  # up to the first eos
+    inputs = torch.cat((torch.full((len(outputs), 1), bos, device=device), outputs), dim=1)  # (M, 1 + T)
+    source = torch.zeros(len(outputs), dtype=torch.long, device=device)
+    logp = torch.stack([next_log_probs(inputs[:, : t + 1], source).float().gather(1, outputs[:, t : t + 1])[:, 0]
+                        for t in range(max_len)], dim=1)  # (M, T): log p(y_t | y_<t)  # fmt: skip
+    totals = torch.where(counted, logp, 0.0).sum(dim=1)  # (M,)
+    best = int(totals.argmax())
+    return outputs[best], totals[best]
