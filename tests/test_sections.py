@@ -4,7 +4,6 @@
 `make e2e` measures each deck in Chromium (slide count, no slide taller than the screen).
 """
 
-import re
 
 import nbformat
 import pytest
@@ -114,31 +113,3 @@ def test_every_shaped_notebook_has_badges_tags_times_and_a_deck(path):
     assert sections.is_sectioned(nb), f"{path.name} has no section badges (python -m tools.sections)"
     problems = sections.check(nb) + sections.slide_problems(nb)
     assert problems == [], f"{path.name}: " + "; ".join(problems)
-
-
-GUIDE = NOTEBOOKS_DIR.parent / "docs" / "lecturers_guide.md"
-SCHEDULE_ROW = re.compile(
-    r"^\| (?P<week>\d+|extra) \| (?P<n>\d+) \| \[[^\]]+\]\(\.\./notebooks/(?P<stem>[\w]+)\.ipynb\)"
-    r"(?:, lecture (?P<lecture>\d))? \| (?P<minutes>\d+) min \|",
-    re.M,
-)
-
-
-def test_the_lecturers_guide_schedules_every_lecture_with_the_notebooks_times():
-    rows = list(SCHEDULE_ROW.finditer(GUIDE.read_text(encoding="utf-8")))
-    assert rows, "no schedule table found in docs/lecturers_guide.md"
-    scheduled = {}
-    for row in rows:
-        nb = nbformat.read(NOTEBOOKS_DIR / f"{row['stem']}.ipynb", as_version=4)
-        per_lecture = sections.lectures(sections.sections(nb)[0])
-        lecture = int(row["lecture"] or 1)
-        assert lecture in per_lecture, f"{row['stem']} has no lecture {lecture}"
-        assert int(row["minutes"]) == per_lecture[lecture]["minutes"], f"{row['stem']} lecture {lecture}: stale time"
-        assert (row["stem"], lecture) not in scheduled, f"{row['stem']} lecture {lecture} is scheduled twice"
-        scheduled[(row["stem"], lecture)] = row["n"]
-    assert [int(n) for n in scheduled.values()] == list(range(1, len(scheduled) + 1)), "lectures numbered 1, 2, ..."
-    for path in NOTEBOOKS[1:]:
-        nb = nbformat.read(path, as_version=4)
-        for lecture in sections.lectures(sections.sections(nb)[0]):
-            assert (path.stem, lecture) in scheduled, f"the guide does not schedule {path.stem} lecture {lecture}"
-    assert "../notebooks/00_start_here.ipynb" in GUIDE.read_text(encoding="utf-8"), "the guide places notebook 00"

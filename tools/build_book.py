@@ -204,8 +204,8 @@ def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None) -
     guide = next((page for page in pages if page.endswith("lecturers_guide.md")), None)
     if guide:
         parts.append(
-            f"**Teaching from it?** The [lecturer's guide]({guide}) maps the notebooks' core paths to a 14-lecture "
-            "course with labs, exercises, grading and project ideas."
+            f"**Teaching from it?** The [lecturer's guide]({guide}) plans a 14-week semester from the "
+            "notebooks' core paths: lectures, labs, assessment, grading and project ideas."
         )
     if glossary:
         parts.append(f"The [glossary]({glossary}) (English / 中文) lists every term the course uses.")

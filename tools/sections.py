@@ -144,6 +144,16 @@ def lectures(found: list[Section]) -> dict[int, dict[str, int]]:
     return out
 
 
+def lecture_minutes(found: list[Section]) -> dict[int, int]:
+    """Per lecture of the core path, the minutes of its core sections without the exercises and the reading list:
+    what a lecture slot presents (the lecturer's guide schedules the exercises in a separate lab)."""
+    out: dict[int, int] = {}
+    for s in found:
+        if s.kind == CORE:
+            out[s.lecture] = out.get(s.lecture, 0) + (0 if _is_lab(found, s) else s.minutes)
+    return out
+
+
 def how_long_line(found: list[Section]) -> str:
     per_lecture = lectures(found)
     core = sum(row["minutes"] for row in per_lecture.values())
