@@ -13,8 +13,8 @@ The course's vocabulary lives flat in this package, one module per idea; noteboo
 Around that path: :mod:`~course_lib.validate` (every argument check, the lowest layer), :mod:`~course_lib.positional`,
 :mod:`~course_lib.models` (encoder blocks), :mod:`~course_lib.classifiers`, :mod:`~course_lib.vision`,
 :mod:`~course_lib.efficient` and :mod:`~course_lib.linear`, :mod:`~course_lib.conv`, :mod:`~course_lib.rnn`,
-:mod:`~course_lib.sequences`, :mod:`~course_lib.data` and :mod:`~course_lib.corpus`, :mod:`~course_lib.train`,
-:mod:`~course_lib.device`, :mod:`~course_lib.paths`.
+:mod:`~course_lib.sequences`, :mod:`~course_lib.bpe`, :mod:`~course_lib.data` and :mod:`~course_lib.corpus`,
+:mod:`~course_lib.train`, :mod:`~course_lib.device`, :mod:`~course_lib.paths`.
 
 The periphery sits in subpackages named for what they are, each with a reading order in its docstring:
 :mod:`course_lib.classroom` (exercises, checks, student and nbgrader versions: ``python -m
@@ -57,7 +57,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "recall_task",
         "recall_token_names",
     ),
-    "corpus": ("WORD_CATEGORIES", "skipgram_pairs", "toy_corpus"),
+    "corpus": ("WORD_CATEGORIES", "load_course_prose", "skipgram_pairs", "toy_corpus"),
+    "bpe": ("BytePairEncoder", "merge_pair"),
     "device": ("get_device", "set_seed"),
     "efficient": ("chunked_attention", "sliding_window_attention"),
     "linear": ("linear_attention", "linear_attention_weights"),

@@ -2,22 +2,25 @@
 are known, and the (centre word, context word) pairs of a skip-gram model.
 
 - :func:`toy_corpus` — English sentences from a template grammar with word categories (:data:`WORD_CATEGORIES`);
-- :func:`skipgram_pairs` — (centre, context) index pairs within a window, for a skip-gram model.
+- :func:`skipgram_pairs` — (centre, context) index pairs within a window, for a skip-gram model;
+- :func:`load_course_prose` — the course's own English prose, shipped in ``data/`` for notebook 13's tokenizers.
 
-Shape legend: ``N`` pairs, ``L`` sentence length. Generated from a seed: no download, no license.
+Shape legend: ``N`` pairs, ``L`` sentence length. The toy corpus is generated from a seed: no download, no license.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
 from torch import Tensor
 
+from .data import _shipped_file
 from .validate import integer, shape_of, tensor
 
-__all__ = ["WORD_CATEGORIES", "skipgram_pairs", "toy_corpus"]
+__all__ = ["COURSE_PROSE_SHA256", "WORD_CATEGORIES", "load_course_prose", "skipgram_pairs", "toy_corpus"]
 
 
 #: The word categories of :func:`toy_corpus` (every content word belongs to exactly one).
@@ -94,3 +97,24 @@ def skipgram_pairs(sentences: Sequence[Tensor], window: int = 2) -> tuple[Tensor
     if not centres:
         return torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
     return torch.cat(centres), torch.cat(contexts)
+
+
+# ---------------------------------------------------------------- shipped data: the course's own prose (notebook 13)
+
+#: SHA-256 of ``data/course_prose.txt`` as shipped (also listed in ``data/SOURCES.md``).
+COURSE_PROSE_SHA256 = "c13d29af57de182c1f572b1dd77622179f36a6ff5bf59ee5715a7e893471cec1"
+
+
+def load_course_prose(path: str | Path | None = None) -> str:
+    """The English prose of notebooks 00-12 as one plain text: the course's own words (CC BY 4.0).
+
+    The file (``data/course_prose.txt``, made by ``tools/make_course_prose.py`` from the notebooks at a fixed commit;
+    origin and license in ``data/SOURCES.md``) is checked against :data:`COURSE_PROSE_SHA256` before it is read, as
+    :mod:`course_lib.data` checks every shipped file.
+
+    Raises:
+        FileNotFoundError: the file is missing (restore it: ``git checkout data/course_prose.txt``).
+        DataFileError: its checksum differs from the shipped file's (it was altered or truncated).
+    """
+    path = _shipped_file(path, "course_prose.txt", COURSE_PROSE_SHA256, "the course prose file")
+    return path.read_bytes().decode("utf-8")

@@ -14,6 +14,11 @@ TOKENS = torch.zeros(1, 3, dtype=torch.long)  # (B, P)
 
 # name -> (a call with an argument of the wrong type, a call with a wrong value, the argument both calls get wrong)
 CASES = {
+    "BytePairEncoder": (
+        lambda: cl.BytePairEncoder([(1, 2)], specials="<s>"),
+        lambda: cl.BytePairEncoder([(1, 2)], specials=["<s>", "<s>"]),
+        "specials",
+    ),
     "BagOfEmbeddings": (lambda: cl.BagOfEmbeddings(10, 2.0), lambda: cl.BagOfEmbeddings(10, 0), "num_classes"),
     "DecoderBlock": (lambda: cl.DecoderBlock(8, 2, d_ff=3.5), lambda: cl.DecoderBlock(8, 2, d_ff=0), "d_ff"),
     "DecoderLM": (
@@ -167,6 +172,8 @@ CASES = {
     ),
     "load_digits": (lambda: cl.load_digits(3), None, "path"),  # a missing file is a FileNotFoundError
     "load_tang300": (lambda: cl.load_tang300(3), None, "path"),
+    "load_course_prose": (lambda: cl.load_course_prose(3), None, "path"),
+    "merge_pair": (lambda: cl.merge_pair([1, 2], (1, 2), 2.0), lambda: cl.merge_pair([1, 2], (1, 2), -1), "new_id"),
     "longformer_mask": (lambda: cl.longformer_mask(8, 1.0), lambda: cl.longformer_mask(8, -1), "window"),
     "lstm_gates": (
         lambda: cl.lstm_gates(nn.RNN(3, 4), torch.randn(1, 5, 3)),
