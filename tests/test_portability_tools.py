@@ -245,6 +245,18 @@ def test_a_profile_with_a_startup_file_gets_its_own_ipythondir(tmp_path, monkeyp
     assert startup.read_text() == (ROOT / "tools" / "jitter_startup.py").read_text()
 
 
+def test_two_profiles_joined_with_a_plus_run_as_one():
+    by_name = {p.name: p for p in portability.PROFILES}
+    both = portability.combine("scalar+busy", by_name)
+    assert both.env == by_name["scalar"].env and both.busy and both.startup is None
+    assert portability.combine("busy+rounding1", by_name).startup == "rounding_startup.py"
+    for clash in ("rounding1+rounding2", "threads2+threads3", "avx2+avx512"):  # one variable, two values
+        with pytest.raises(ValueError, match="differently|each bring"):
+            portability.combine(clash, by_name)
+    makefile = (ROOT / "Makefile").read_text()
+    assert "scalar+busy" in makefile, "CI's portability run joins the scalar and busy profiles"
+
+
 def test_unknown_profile_is_an_error(capsys):
     with pytest.raises(SystemExit):
         portability.main(["--profiles", "native,avx9000"])

@@ -94,6 +94,26 @@ PROFILES = [
 DEFAULT_PROFILES = [p.name for p in PROFILES]
 
 
+def combine(name: str, by_name: dict[str, Profile]) -> Profile:
+    """The profile ``name``, or for ``a+b`` one run under both: their settings merged (CI runs ``scalar+busy``, which
+    saves a whole pass over the course; the two change independent things, the kernels and the machine's load).
+    Two profiles that set one variable differently, or that each bring a start-up file, cannot be combined."""
+    parts = [by_name[part] for part in name.split("+")]
+    if len(parts) == 1:
+        return parts[0]
+    env: dict[str, str] = {}
+    for part in parts:
+        clash = {k for k, v in part.env.items() if env.get(k, v) != v}
+        if clash:
+            raise ValueError(f"profiles in {name!r} set {sorted(clash)} differently")
+        env.update(part.env)
+    startups, needs = [p.startup for p in parts if p.startup], [p.needs for p in parts if p.needs]
+    if len(startups) > 1 or len(needs) > 1:
+        raise ValueError(f"profiles in {name!r} each bring a start-up file or an instruction set: {startups + needs}")
+    what = "; ".join(part.what for part in parts)
+    return Profile(name, env, what, next(iter(needs), None), next(iter(startups), None), any(p.busy for p in parts))
+
+
 def cpu_capability() -> str:
     """The best ATen capability of this CPU: 'AVX512', 'AVX2', 'DEFAULT' ... (asked in a clean subprocess)."""
     env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
@@ -238,9 +258,13 @@ def main(argv: list[str] | None = None) -> int:
 
     by_name = {p.name: p for p in PROFILES}
     names = [n.strip() for n in args.profiles.split(",") if n.strip()]
-    unknown = [n for n in names if n not in by_name]
+    unknown = [n for n in names if any(part not in by_name for part in n.split("+"))]
     if unknown:
-        parser.error(f"unknown profile(s) {unknown}; choose from {list(by_name)}")
+        parser.error(f"unknown profile(s) {unknown}; choose from {list(by_name)}, or join two with +")
+    try:
+        chosen = {name: combine(name, by_name) for name in names}
+    except ValueError as error:
+        parser.error(str(error))
     if args.list:
         for p in PROFILES:
             settings = (
@@ -269,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results = {}
     for name in names:
-        profile = by_name[name]
+        profile = chosen[name]
         if not args.all and not differs_here(profile, capability):
             print(f"  {name:<13} skipped: computes like native on this {capability} CPU", flush=True)
             continue
