@@ -305,3 +305,14 @@ def test_readme_opens_every_notebook_in_colab_and_binder_with_the_configured_rep
         assert build_book.binder_url(path) in urls, f"README has no Binder link for {path}"
     stray = sorted(set(urls) - expected)
     assert not stray, f"README links that disagree with tools/colab_cell.py or name no notebook: {stray}"
+
+
+def test_the_exam_bank_stays_out_of_the_book(tmp_path):
+    """docs/exam_bank.md holds worked answers for lecturers (issue 32): it must not be one of the book's pages, nor be
+    staged into the book's source tree, nor be linked from the landing page."""
+    assert not any(page.name == "exam_bank.md" for page in build_book.PAGES)
+    with redirect_stdout(io.StringIO()):
+        staged = build_book.stage(tmp_path / "src")
+    assert staged, "nothing staged"
+    assert not list((tmp_path / "src").rglob("exam_bank*"))
+    assert "exam_bank" not in (tmp_path / "src" / "index.md").read_text(encoding="utf-8")

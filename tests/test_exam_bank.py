@@ -1,0 +1,748 @@
+"""The lecturers' exam bank (docs/exam_bank.md, issue 32): its structure, and every number of its worked answers.
+
+Each question is a level-3 heading ``### Q03.1 · compute · apply · 8 points · 10 min · title`` followed by three
+parts, in this order: **Question.**, **Worked answer.** and **Marking.** The marking part splits the points into
+bullets ``- 2 points: ...`` that add up to the heading's points.
+
+The numbers: ``EXPECTED`` maps every question id to a function that recomputes its answer independently (float64,
+fractions or integers; ``course_lib`` only as a second opinion where it has the function) and returns the strings
+the page must show, as written. A number in a worked answer or in the marking notes that is neither one of these
+strings, nor given in the question, nor a small integer (at most 12: step numbers, points, d_k = 4), fails the test:
+so a number cannot enter an answer without being computed here.
+
+The page is withheld from students: tests/test_book.py checks that the book leaves it out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import torch
+
+import course_lib as cl
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
+
+BANK = ROOT / "docs" / "exam_bank.md"
+TEXT = BANK.read_text(encoding="utf-8")
+
+HEADING = re.compile(
+    r"^### (?P<id>Q(?P<nb>\d\d)\.(?P<n>\d+)) · (?P<kind>derive|compute|spot) · (?P<level>recall|apply|analyse)"
+    r" · (?P<points>\d+) points · (?P<minutes>\d+) min · (?P<title>.+)$",
+    re.M,
+)
+PARTS = ("**Question.**", "**Worked answer.**", "**Marking.**")
+NUMBER = re.compile(r"(?<![A-Za-z_\d.,])\d+(?:,\d{3})*(?:\.\d+)?")  # not the 16 of float16
+FREE_INTEGERS = 12  # integers up to this need no check (step numbers, points, small sizes)
+
+
+def f4(x: float) -> str:
+    """A number at 4 decimals, as the page writes it."""
+    return f"{x:.4f}"
+
+
+def g(n: int) -> str:
+    """An integer with thousands separators, as the page writes it."""
+    return f"{n:,}"
+
+
+def softmax(scores: list[float]) -> list[float]:
+    top = max(scores)
+    e = [math.exp(s - top) for s in scores]
+    return [x / sum(e) for x in e]
+
+
+# ------------------------------------------------------------------------------------- the questions' numbers
+
+
+def q01_1():
+    strings = []
+    for rate in (16_000, 8_000):
+        n, frame, hop = int(1.5 * rate), rate * 25 // 1000, rate * 10 // 1000
+        strings += [g(n), g(frame), g(hop), g(n - frame), f"{(n - frame) / hop}"]
+        frames = 1 + (n - frame) // hop
+        strings.append(str(frames - 1))  # the largest j
+        assert frames == 148
+    naive = round(1.5 / 0.010)  # duration / hop, the usual slip
+    return strings + ["148", "(4, 148, 6)", "(4, 6)", str(naive), "(4, 6, 148)", g(16_000)]
+
+
+def q01_2():
+    sentence = "the dog saw the cat".split()
+    counts = {w: sentence.count(w) for w in sentence}
+    assert counts == {"the": 2, "dog": 1, "saw": 1, "cat": 1}
+    V, D = 50_000, 300
+    return ["(2, 2, 2)", "(1, 1, 1)", g(V * D), g(V), g(D)]
+
+
+def q01_3():
+    rate = 16_000
+    n, frame, hop = rate, rate * 25 // 1000, rate * 10 // 1000
+    frames = 1 + (n - frame) // hop
+    D, h, max_len = 300, 256, 100
+    r = max_len - 1
+    return [
+        str(frames),
+        g(frame),
+        g(n - frame),
+        f"{(n - frame) / hop}",
+        str(2 * r + 1),
+        g((2 * r + 1) * D * h),
+        str(r),
+        g(D),
+        g(h),
+        str(max_len),
+        "(98, 400)",
+        g(n),
+        g(hop),
+        "16",
+        str(2 * max_len),
+        g(2 * max_len * D * h),  # a window of 2 * 100 positions: the common slip
+    ]
+
+
+def q02_1():
+    k_small = math.log(1000) / math.log(1 / 0.8)
+    assert 0.8**31 < 1e-3 < 0.8**30
+    return [f4(0.8**10), f4(1.2**10), f4(math.log(1000)), f4(math.log(1.25)), f"{k_small:.2f}", "31", "30", "1000"]
+
+
+def q02_2():
+    w, u = 0.5, 0.9
+    h1 = math.tanh(w * 1)
+    a2 = u * h1
+    h2 = math.tanh(a2)
+    a3 = u * h2
+    h3 = math.tanh(a3)
+    d32 = (1 - h3**2) * u
+    d21 = (1 - h2**2) * u
+    d31 = d32 * d21
+    dx1 = d31 * (1 - h1**2) * w
+    I, H = 10, 20
+    lstm = 4 * (H * I + H * H + 2 * H)
+    rnn = H * (I + H) + 2 * H
+    assert lstm == sum(p.numel() for p in torch.nn.LSTM(I, H).parameters())
+    assert rnn == sum(p.numel() for p in torch.nn.RNN(I, H).parameters())
+    return [f4(v) for v in (h1, a2, h2, a3, h3, d32, d21, d31, 1 - h1**2, dx1)] + [
+        g(lstm),
+        g(rnn),
+        str(H * I),
+        str(H * H),
+        str(2 * H),
+        str(H + I),
+        f"{u * u:.2f}",
+        g(4 * (H * I + H * H + H)),
+    ]
+
+
+def q02_3():
+    out = []
+    for n, d in ((256, 1024), (4096, 1024)):
+        out += [g(n * n * d), g(n * d * d), g(n), g(d)]
+    return out
+
+
+def q03_1():
+    q = [1, 1, 0, 0]
+    keys = [[2, 0, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]]
+    values = [[1, 0], [0, 1], [2, 2]]
+    raw = [sum(a * b for a, b in zip(q, k)) for k in keys]
+    scaled = [s / math.sqrt(4) for s in raw]
+    a = softmax(scaled)
+    b = [sum(a[j] * values[j][c] for j in range(3)) for c in range(2)]
+    ref = cl.scaled_dot_product_attention(
+        torch.tensor([q], dtype=torch.float64),
+        torch.tensor(keys, dtype=torch.float64),
+        torch.tensor(values, dtype=torch.float64),
+    )
+    torch.testing.assert_close(ref, torch.tensor([b], dtype=torch.float64))
+    unscaled = softmax(raw)
+    by_d_k = softmax([s / 4 for s in raw])
+    e = math.e
+    return [
+        "(2, 0, 2)",
+        "(1, 0, 1)",
+        f4(e),
+        f4(2 * e + 1),
+        f4(a[0]),
+        f4(a[1]),
+        f4(a[2]),
+        f4(b[0]),
+        f4(b[1]),
+        f4(3 * e),
+        f4(unscaled[0]),
+        f4(unscaled[1]),
+        "(0.5, 0, 0.5)",
+        f4(by_d_k[0]),
+        f4(by_d_k[1]),
+    ]
+
+
+def q03_2():
+    d_model, d_k = 512, 64
+    count = 3 * d_model * d_k
+    for bias, expected in ((False, count), (True, count + 3 * d_k)):
+        layer = cl.SelfAttention(d_model, d_k, d_k, bias=bias)
+        assert sum(p.numel() for p in layer.parameters()) == expected
+    return [g(count), g(count + 3 * d_k), g(3 * d_k), str(d_model), str(d_k), g(4 * d_model * d_k)]
+
+
+def q03_3():
+    return [str(64), str(8), str(64 // 8)]
+
+
+def q04_1():
+    var = Fraction(16) * Fraction(3) ** 2 * Fraction(1, 2) ** 2
+    assert var == 36
+    return [str(int(var)), f4(1 / math.sqrt(var)), f4(1 / float(var)), "16", "64", "0.25"]
+
+
+def q04_2():
+    a = [Fraction(5, 10), Fraction(3, 10), Fraction(2, 10)]
+    J = [[(a[i] if i == j else 0) - a[i] * a[j] for j in range(3)] for i in range(3)]
+    s = torch.tensor([0.3, -0.2, 0.9], dtype=torch.float64)  # any scores: J depends on the weights only
+    w = torch.tensor([float(x) for x in a], dtype=torch.float64)
+    auto = torch.autograd.functional.jacobian(lambda z: torch.softmax(z - s + w.log(), -1), s)
+    torch.testing.assert_close(auto, torch.tensor([[float(x) for x in row] for row in J], dtype=torch.float64))
+    g_up = [Fraction(2), Fraction(0), Fraction(1)]
+    ag = sum(x * y for x, y in zip(a, g_up))
+    grad = [a[i] * (g_up[i] - ag) for i in range(3)]
+    assert grad == [sum(J[i][j] * g_up[j] for j in range(3)) for i in range(3)]
+    entries = {f"{float(x):.2f}" for row in J for x in row}
+    return sorted(entries) + [f"{float(x):.2f}" for x in grad] + [f"{float(ag):.1f}", "0.8", "-1.2", "-0.2", "0.7"]
+
+
+def q04_3():
+    big = torch.finfo(torch.float16).max
+    assert torch.isinf(torch.exp(torch.tensor(12.0, dtype=torch.float16)))
+    stable = softmax([12.0, 3.0, 1.0])
+    q = torch.full((1024,), 8.0, dtype=torch.float16)
+    assert torch.isinf(q @ q)
+    return [
+        g(int(big)),
+        f"{math.log(big):.2f}",
+        g(round(math.exp(12))),
+        f4(stable[0]),
+        f"{stable[1]:.4g}",
+        f"{stable[2]:.4g}",
+        f"{math.exp(-9):.4g}",
+        f"{math.exp(-11):.4g}",
+        g(8 * 8 * 1024),
+        g(1024),
+        g(2048),
+        "32",
+    ]
+
+
+def q05_1():
+    scores, mask = [2.0, 1.0, 0.0, 3.0], [True, True, True, False]
+    kept = softmax([s for s, m in zip(scores, mask) if m])
+    full = softmax(scores)
+    ours = cl.attention_weights(
+        torch.tensor([[1.0]], dtype=torch.float64),
+        torch.tensor([[s] for s in scores], dtype=torch.float64),
+        mask=torch.tensor([mask]),
+        scale=1.0,
+    )
+    torch.testing.assert_close(ours[0], torch.tensor(kept + [0.0], dtype=torch.float64))
+    total = math.exp(2) + math.exp(1) + 1
+    return [f4(x) for x in kept] + [f4(x) for x in full] + [f4(sum(full[:3])), f4(total), f4(math.exp(2)), f4(math.e)]
+
+
+def q05_2():
+    big = torch.finfo(torch.float16).max
+    assert torch.isinf(torch.tensor(-1e9).to(torch.float16))
+    return [g(int(big))]
+
+
+def q05_3():
+    return []
+
+
+def q06_1():
+    D, H, B, L = 256, 8, 2, 10
+    d_k = D // H
+    params = 4 * D * D + 4 * D
+    mha = cl.MultiHeadAttention(D, H)
+    assert sum(p.numel() for p in mha.parameters()) == params
+    proj, attn = 8 * L * D * D, 4 * L * L * D
+    full_width = 4 * H * D * D + 3 * H * D + D
+    return [
+        str(d_k),
+        g(params),
+        f"({B}, {H}, {L}, {L})",
+        g(B * H * L * L),
+        g(proj),
+        g(attn),
+        g(proj + attn),
+        g(full_width),
+        g(D * D),
+        g(B * 4 * L * L),
+        g(4 * D),
+        str(D // 4),
+        f"({B}, 4, {L}, {L})",
+    ]
+
+
+def q06_2():
+    D, H = 64, 8
+    d_k = D // H
+    return [g(2 * D * D), g(H * D * D), str(d_k), "16", "23", "64"]
+
+
+def q06_3():
+    L, D, H = 4, 8, 2
+    d_k = D // H
+    x = torch.arange(L * D).reshape(L, D)
+    wrong = x.reshape(H, L, d_k)
+    right = x.reshape(L, H, d_k).transpose(0, 1)
+    assert torch.equal(wrong[0].flatten(), torch.arange(16))  # tokens 0 and 1, all 8 features each
+    assert torch.equal(right[0], x[:, :4])
+    return [str(L * d_k), "(2, 4, 4)", "16"]
+
+
+def q07_1():
+    omegas = [1.0, 10000 ** (-2 / 4)]
+
+    def pe(pos):
+        return [f(pos * w) for w in omegas for f in (math.sin, math.cos)]
+
+    p2 = pe(2)
+    table = cl.sinusoidal_encoding(9, 4).double()
+    torch.testing.assert_close(table[2], torch.tensor(p2, dtype=torch.float64), atol=1e-6, rtol=0)
+    dot = sum(a * b for a, b in zip(pe(5), pe(8)))
+    assert math.isclose(dot, math.cos(3) + math.cos(0.03))
+    return [f4(x) for x in p2] + [
+        f4(math.cos(3)),
+        f4(math.cos(0.03)),
+        f4(dot),
+        "0.01",
+        "0.02",
+        "0.03",
+        f4(2 * math.cos(3)),
+    ]
+
+
+def q07_2():
+    q, k = (2.0, 1.0), (1.0, 1.0)
+
+    def rotate(v, m):  # v R_m, R_m = [[cos, sin], [-sin, cos]]
+        c, s = math.cos(m), math.sin(m)
+        return (v[0] * c - v[1] * s, v[0] * s + v[1] * c)
+
+    out = []
+    for m, n in ((4, 2), (2, 4)):
+        qr, kr = rotate(q, m), rotate(k, n)
+        score = qr[0] * kr[0] + qr[1] * kr[1]
+        delta = m - n
+        formula = 3 * math.cos(delta) + 1 * math.sin(delta)
+        assert math.isclose(score, formula)
+        rope = cl.apply_rope(torch.tensor([[q], [k]], dtype=torch.float64), torch.tensor([[m], [n]]))
+        torch.testing.assert_close((rope[0, 0] * rope[1, 0]).sum().item(), score)
+        out.append(f4(score))
+    return out + [f4(3 * math.cos(2)), f4(math.sin(2)), f4(math.cos(2))]
+
+
+def q07_3():
+    trained, longest = 16, 32
+    return [f4(2 * math.pi), str(longest - 1), str(trained - 1), "18"]
+
+
+def q08_1():
+    n, w = 10, 2
+    allowed = n * (2 * w + 1) - w * (w + 1)
+    assert allowed == int(cl.window_mask(n, w).sum())
+    big, block = 16_384, 256
+    full = big * big * 4
+    blocked = 3 * big * block * 4
+    layers = math.ceil(1000 / 128)
+    assert (layers - 1) * 128 < 1000 <= layers * 128
+    return [
+        str(allowed),
+        str(n * n),
+        str(n * (2 * w + 1)),
+        g(full),
+        g(full // 2**20),
+        g(blocked),
+        g(blocked // 2**20),
+        f"{blocked / full:.6f}",
+        str(layers),
+        g((layers - 1) * 128),
+        g(layers * 128),
+        g(big),
+        str(block),
+        "1000",
+        "128",
+    ]
+
+
+def q08_2():
+    s_a, v_a, s_b, v_b = [1.0, 3.0], [1.0, 0.0], [2.0, 0.0], [2.0, 4.0]
+
+    def summary(s, v):
+        m = max(s)
+        return m, sum(math.exp(x - m) for x in s), sum(math.exp(x - m) * y for x, y in zip(s, v))
+
+    (m1, l1, a1), (m2, l2, a2) = summary(s_a, v_a), summary(s_b, v_b)
+    m = max(m1, m2)
+    ell = math.exp(m1 - m) * l1 + math.exp(m2 - m) * l2
+    acc = math.exp(m1 - m) * a1 + math.exp(m2 - m) * a2
+    direct = sum(w * y for w, y in zip(softmax(s_a + s_b), v_a + v_b))
+    assert math.isclose(acc / ell, direct)
+    naive_l, naive_a = l1 + l2, a1 + a2  # merged without rescaling: the common slip
+    values = (l1, a1, l2, a2, math.exp(-1), ell, acc, acc / ell, math.exp(-2), m + math.log(ell))
+    return [f4(x) for x in values] + [f4(naive_l), f4(naive_a), f4(naive_a / naive_l)]
+
+
+def q08_3():
+    return ["64"]
+
+
+def q09_1():
+    def width(d, k):
+        return 1 + d * (k - 1)
+
+    L = 224 * 224
+    entries = L * L
+    return [
+        str(width(5, 3)),
+        str(width(2, 5)),
+        "15",
+        "16",
+        g(L),
+        g(entries),
+        g(entries * 4),
+        f4(entries * 4 / 2**30),
+        "224",
+    ]
+
+
+def q09_2():
+    alpha = 4
+    z = 1 + 4 * math.exp(-alpha) + 4 * math.exp(-2 * alpha)
+    target = 1 / z
+    neighbours = 4 * math.exp(-alpha) / z
+    weights = cl.shift_attention_weights(9, 9, 1, alpha=float(alpha))  # (heads, L, L); one head, Delta = (0, 0)
+    centre = 4 * 9 + 4
+    assert abs(weights.reshape(-1, 81, 81)[0, centre, centre].item() - target) < 1e-3
+    return [
+        f4(4 * math.exp(-alpha)),
+        f4(4 * math.exp(-2 * alpha)),
+        f4(z),
+        f4(target),
+        f4(neighbours),
+        f4(1 - target),
+        f4(z - 1),
+    ]
+
+
+def q09_3():
+    return ["49", "81"]
+
+
+def q10_1():
+    S, C, P, P2 = 96, 3, 8, 16
+    N = (S // P) ** 2
+    return [
+        str(S // P),
+        str(N),
+        str(C * P * P),
+        str(N + 1),
+        g((N + 1) ** 2),
+        g((N + 1) ** 2 * 4 * 6),
+        str((S // P2) ** 2),
+        str(C * P2 * P2),
+        str(S // P2),
+        "96",
+        g(N * N),  # without the class token
+        str(P * P),
+        str(P2 * P2),
+    ]
+
+
+def q10_2():
+    C, P, D, classes, image = 1, 4, 16, 10, 8
+    N = (image // P) ** 2
+    patch = C * P * P * D + D
+    positions = (1 + N) * D
+    attn = 4 * D * D + 4 * D
+    mlp = D * 2 * D + 2 * D + 2 * D * D + D
+    norms = 2 * 2 * D
+    block = attn + mlp + norms
+    final = 2 * D + D * classes + classes
+    total = patch + D + positions + block + final
+    for heads in (1, 2, 4):
+        model = cl.TinyViT(
+            image_size=image,
+            patch_size=P,
+            in_channels=C,
+            num_classes=classes,
+            d_model=D,
+            depth=1,
+            num_heads=heads,
+            mlp_ratio=2,
+        )
+        assert sum(p.numel() for p in model.parameters()) == total
+    return [g(x) for x in (N, patch, D, positions, attn, mlp, norms, block, final, total)] + [
+        str(C * P * P * D),
+        str(D * 2 * D),
+        str(2 * D),
+        str(D * classes + classes),
+        g(total - D),  # positions for the patches only: the common slip
+        str(N * D),
+    ]
+
+
+def q10_3():
+    return ["768", "16", g(1024)]
+
+
+def q11_1():
+    D, F = 256, 1024
+    attn = 4 * D * D + 4 * D
+    ffn = D * F + F + F * D + D
+    norms = 4 * D
+    layer = torch.nn.TransformerEncoderLayer(D, 8, dim_feedforward=F)
+    assert sum(p.numel() for p in layer.parameters()) == attn + ffn + norms
+    x = torch.tensor([2.0, 4.0, 4.0, 6.0], dtype=torch.float64)
+    ln = torch.nn.functional.layer_norm(x, (4,), eps=1e-5)
+    assert torch.allclose(ln, torch.tensor([-2.0, 0.0, 0.0, 2.0], dtype=torch.float64) / math.sqrt(2 + 1e-5))
+    unbiased = (x - x.mean()) / x.var(unbiased=True).sqrt()
+    return [
+        g(attn),
+        g(ffn),
+        g(norms),
+        g(attn + ffn + norms),
+        f4(ln[0].item()),
+        f4(ln[3].item()),
+        f4(math.sqrt(2)),
+        f4(unbiased[3].item()),
+        f4(unbiased[0].item()),
+        f4(8 / 3),
+        "1.25",
+        "0.2",
+        g(D * F),
+        str(D),
+        g(F),
+        f"{ffn / (attn + ffn + norms):.2f}",
+    ]
+
+
+def q11_2():
+    return [f4(0.5**10), f4(1.5**10)]
+
+
+def q11_3():
+    x = torch.tensor([2.0, 4.0, 4.0, 6.0], dtype=torch.float64)
+    right = torch.nn.functional.layer_norm(x, (4,))
+    wrong = (x - x.mean()) / (x.var(unbiased=True) + 1e-5).sqrt()
+    return [f4(wrong[3].item()), f4(right[3].item())]
+
+
+def q12_1():
+    layers, h_kv, d_k, S, B, bytes_ = 24, 4, 64, 2048, 8, 2
+    total = 2 * layers * h_kv * d_k * S * B * bytes_
+    per_token = 2 * layers * h_kv * d_k * bytes_
+    mha = total * 16 // h_kv
+    return [
+        g(total),
+        g(total // 2**20),
+        g(per_token),
+        str(per_token // 1024),
+        g(mha),
+        g(mha // 2**20),
+        f"{mha / 2**30:.1f}",
+        g(S),
+        g(total // 2),  # without the factor 2 for keys and values
+        "16",
+        "24",
+        "64",
+    ]
+
+
+def q12_2():
+    P, N = 10, 100
+    without = sum(P + t for t in range(N))
+    assert without == N * P + N * (N - 1) // 2
+    return [g(without), g(N * P), g(N * (N - 1) // 2), str(P + N - 1), "100", "99", str(P + N), g(N * P + N * N // 2)]
+
+
+def q12_3():
+    return []
+
+
+def q12_4():
+    z = [2.0, 1.0, 1.0, 0.0]
+    t1 = softmax(z)
+    t05 = softmax([x / 0.5 for x in z])
+    logits = torch.tensor(z, dtype=torch.float64)
+    k_kept = torch.softmax(cl.top_k_filter(logits, 2), -1)
+    p_kept = torch.softmax(cl.top_p_filter(logits, 0.9), -1)
+    torch.testing.assert_close(k_kept, p_kept)
+    renorm = softmax(z[:3])
+    torch.testing.assert_close(k_kept, torch.tensor(renorm + [0.0], dtype=torch.float64))
+    return (
+        [f4(x) for x in t1]
+        + [f4(x) for x in t05]
+        + [f4(x) for x in renorm]
+        + [f4(t1[0] + t1[1]), f4(t1[0] + t1[1] + t1[2]), f4(math.exp(2) + 2 * math.e + 1), "(4, 2, 2, 0)"]
+        + [f4(math.exp(4) + 2 * math.exp(2) + 1), f4(math.exp(2) + 2 * math.e)]
+        + [f4(math.e / (math.e + 1)), f4(1 / (math.e + 1))]  # the tie broken: two tokens kept
+    )
+
+
+EXPECTED = {
+    "Q01.1": q01_1,
+    "Q01.2": q01_2,
+    "Q01.3": q01_3,
+    "Q02.1": q02_1,
+    "Q02.2": q02_2,
+    "Q02.3": q02_3,
+    "Q03.1": q03_1,
+    "Q03.2": q03_2,
+    "Q03.3": q03_3,
+    "Q04.1": q04_1,
+    "Q04.2": q04_2,
+    "Q04.3": q04_3,
+    "Q05.1": q05_1,
+    "Q05.2": q05_2,
+    "Q05.3": q05_3,
+    "Q06.1": q06_1,
+    "Q06.2": q06_2,
+    "Q06.3": q06_3,
+    "Q07.1": q07_1,
+    "Q07.2": q07_2,
+    "Q07.3": q07_3,
+    "Q08.1": q08_1,
+    "Q08.2": q08_2,
+    "Q08.3": q08_3,
+    "Q09.1": q09_1,
+    "Q09.2": q09_2,
+    "Q09.3": q09_3,
+    "Q10.1": q10_1,
+    "Q10.2": q10_2,
+    "Q10.3": q10_3,
+    "Q11.1": q11_1,
+    "Q11.2": q11_2,
+    "Q11.3": q11_3,
+    "Q12.1": q12_1,
+    "Q12.2": q12_2,
+    "Q12.3": q12_3,
+    "Q12.4": q12_4,
+}
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+
+def questions() -> dict[str, dict]:
+    """Every question of the page: its heading fields and its text up to the next heading."""
+    found = {}
+    matches = list(HEADING.finditer(TEXT))
+    for match, nxt in zip(matches, [*matches[1:], None]):
+        end = nxt.start() if nxt else len(TEXT)
+        body = TEXT[match.end() : end]
+        body = re.split(r"^#{2,3} ", body, maxsplit=1, flags=re.M)[0]  # stop at a section heading
+        assert match["id"] not in found, f"question id {match['id']} used twice"
+        found[match["id"]] = {**match.groupdict(), "body": body}
+    return found
+
+
+QUESTIONS = questions()
+
+
+def parts(body: str) -> dict[str, str]:
+    positions = [body.find(p) for p in PARTS]
+    assert all(p >= 0 for p in positions), f"missing one of {PARTS}"
+    assert positions == sorted(positions), f"the parts must come in the order {PARTS}"
+    question, worked, marking = (body[a:b] for a, b in zip(positions, [*positions[1:], len(body)]))
+    return {"question": question, "worked": worked, "marking": marking}
+
+
+def numbers(text: str) -> set[str]:
+    return set(NUMBER.findall(text.replace("{,}", ",")))
+
+
+def committed_notebooks() -> list[str]:
+    """The notebooks git tracks (a notebook still being written is left alone); all present ones without git."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "notebooks"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=30
+        ).stdout
+        return [Path(line).name for line in out.splitlines()]
+    except (OSError, subprocess.SubprocessError):
+        return [path.name for path in NOTEBOOKS_DIR.glob("*.ipynb")]
+
+
+def notebooks_with_questions() -> list[str]:
+    """01-12, and 13/14 once their notebooks are committed."""
+    numbers_ = [f"{i:02d}" for i in range(1, 13)]
+    names = committed_notebooks()
+    for extra in ("13", "14"):
+        if any(re.fullmatch(rf"{extra}_.*\.ipynb", name) for name in names):
+            numbers_.append(extra)
+    return numbers_
+
+
+# ------------------------------------------------------------------------------------------------ tests
+
+
+def test_the_page_says_it_is_for_lecturers_only():
+    top = TEXT[:1500].lower()
+    assert "for lecturers" in top and "do not hand out" in top
+    assert "not part of the book" in top and "handouts" in top
+
+
+@pytest.mark.parametrize("nb", notebooks_with_questions())
+def test_every_notebook_has_three_kinds_of_question(nb):
+    mine = [q for q in QUESTIONS.values() if q["nb"] == nb]
+    assert len(mine) >= 3, f"notebook {nb}: {len(mine)} questions in docs/exam_bank.md (at least 3 wanted)"
+    kinds = {q["kind"] for q in mine}
+    assert kinds == {"derive", "compute", "spot"}, f"notebook {nb}: kinds {sorted(kinds)}"
+    assert re.search(rf"^## Notebook {nb} · ", TEXT, re.M), f"no section '## Notebook {nb} · ...'"
+
+
+def test_questions_are_numbered_in_order_and_sections_match():
+    ids = [m["id"] for m in HEADING.finditer(TEXT)]
+    assert ids == sorted(ids, key=lambda i: (i[1:3], int(i.split(".")[1]))), ids
+    for match in HEADING.finditer(TEXT):
+        section = [m for m in re.finditer(r"^## Notebook (\d\d) · ", TEXT[: match.start()], re.M)][-1]
+        assert section.group(1) == match["nb"], f"{match['id']} sits in the section of notebook {section.group(1)}"
+
+
+@pytest.mark.parametrize("qid", sorted(QUESTIONS))
+def test_each_question_has_a_worked_answer_and_marking_that_add_up(qid):
+    q = QUESTIONS[qid]
+    p = parts(q["body"])
+    assert len(p["worked"].split()) >= 40, f"{qid}: the worked answer is too short to be step by step"
+    split = [int(x) for x in re.findall(r"^- (\d+) points?:", p["marking"], re.M)]
+    assert split, f"{qid}: the marking notes split no points ('- 2 points: ...')"
+    assert sum(split) == int(q["points"]), f"{qid}: marking bullets add up to {sum(split)}, heading says {q['points']}"
+    assert re.search(r"common (wrong|slip|mistake|error)", p["marking"], re.I), f"{qid}: no common wrong answers"
+    assert 2 <= int(q["minutes"]) <= 15
+
+
+def test_every_question_has_a_check_and_every_check_a_question():
+    assert set(EXPECTED) == set(QUESTIONS), (
+        f"without a check: {sorted(set(QUESTIONS) - set(EXPECTED))}; "
+        f"checks without a question: {sorted(set(EXPECTED) - set(QUESTIONS))}"
+    )
+
+
+@pytest.mark.parametrize("qid", sorted(EXPECTED))
+def test_worked_answers_show_the_recomputed_numbers(qid):
+    if qid not in QUESTIONS:
+        pytest.fail(f"{qid} is not on the page")
+    p = parts(QUESTIONS[qid]["body"])
+    expected = EXPECTED[qid]()
+    answer = p["worked"] + p["marking"]
+    shown = (answer + p["question"]).replace("{,}", ",")  # LaTeX writes 23{,}600 for 23,600
+    missing = [s for s in expected if s not in shown]
+    assert not missing, f"{qid}: the page does not show these recomputed values as written: {missing}"
+    allowed = numbers(" ".join(expected)) | numbers(p["question"])
+    unchecked = sorted(x for x in numbers(answer) if x not in allowed and not (x.isdigit() and int(x) <= FREE_INTEGERS))
+    assert not unchecked, f"{qid}: numbers in the answer that no check computes: {unchecked}"
