@@ -595,6 +595,42 @@ def q12_4():
     )
 
 
+def q14_1():
+    lengths, S = [4], 6
+    mask = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]  # (B, S): the source's padding mask
+    row = "(" + ", ".join(str(v) for v in mask[0].tolist()) + ")"
+    assert row == "(True, True, True, True, False, False)"
+    return [row]
+
+
+def q14_2():
+    first = {"a": Fraction(5, 10), "b": Fraction(4, 10), "c": Fraction(1, 10)}
+    second = {
+        "a": dict(zip("abc", (Fraction(4, 10), Fraction(3, 10), Fraction(3, 10)))),
+        "b": dict(zip("abc", (Fraction(9, 10), Fraction(5, 100), Fraction(5, 100)))),
+        "c": dict(zip("abc", (Fraction(5, 10), Fraction(25, 100), Fraction(25, 100)))),
+    }
+    every = {x + y: first[x] * second[x][y] for x in "abc" for y in "abc"}
+    greedy_first = max(first, key=first.get)
+    greedy = greedy_first + max(second[greedy_first], key=second[greedy_first].get)
+    beam = sorted(first, key=first.get, reverse=True)[:2]
+    extensions = {p + y: first[p] * second[p][y] for p in beam for y in "abc"}
+    kept = sorted(extensions, key=extensions.get, reverse=True)[:2]
+    best = max(every, key=every.get)
+    assert (greedy, kept, best) == ("aa", ["ba", "aa"], "ba")
+    return [f"{float(v):.2f}" for v in extensions.values()] + [
+        f"{float(every['ca']):.2f}",
+        f4(math.log(every[best])),
+        f4(math.log(every[greedy])),
+        "0.9",
+        "0.4",
+    ]
+
+
+def q14_3():
+    return []
+
+
 EXPECTED = {
     "Q01.1": q01_1,
     "Q01.2": q01_2,
@@ -633,6 +669,9 @@ EXPECTED = {
     "Q12.2": q12_2,
     "Q12.3": q12_3,
     "Q12.4": q12_4,
+    "Q14.1": q14_1,
+    "Q14.2": q14_2,
+    "Q14.3": q14_3,
 }
 
 
