@@ -20,7 +20,6 @@ mean the opposite): ``src_mask`` ``(B, 1, S)`` or ``(S, S)``, ``tgt_mask`` ``(L,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
@@ -200,7 +199,8 @@ class EncoderDecoder(nn.Module):
 
 
 class Translator(nn.Module):
-    """A sequence-to-sequence model: token embeddings (times ``sqrt(D)``) plus sinusoidal positions, an
+    """A sequence-to-sequence model: token embeddings plus sinusoidal positions (not scaled by ``sqrt(D)`` as in Vaswani
+    et al.: in a narrow model that would drown the positions, which copying digits in order needs), an
     :class:`EncoderDecoder`, and a linear layer to ``V`` target logits. Token ``pad_index`` is padding on both sides.
 
     ``forward(src, tgt, return_weights=False)``: source ids ``(B, S)`` and target ids ``(B, L)`` (the target so far,
@@ -243,7 +243,7 @@ class Translator(nn.Module):
     def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
         if ids.shape[1] > self.max_len:
             raise ValueError(f"a sequence of {ids.shape[1]} tokens is longer than max_len={self.max_len}")
-        return table(ids) * math.sqrt(self.d_model) + self.positions[: ids.shape[1]].to(table.weight.dtype)
+        return table(ids) + self.positions[: ids.shape[1]].to(table.weight.dtype)
 
     def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
         """Source ids ``(B, S)`` → ``(memory (B, S, D), valid (B, 1, S))``, ``valid`` True at real source tokens."""
