@@ -11,6 +11,7 @@ X = torch.randn(2, 5, 8)  # (B, L, D)
 Q = torch.randn(2, 5, 4)  # (B, L, Dk)
 LOGITS = torch.randn(2, 6)  # (B, V)
 TOKENS = torch.zeros(1, 3, dtype=torch.long)  # (B, P)
+STEP = lambda tokens, source: torch.zeros(len(tokens), 4)  # noqa: E731  a search's next_log_probs, V = 4
 
 # name -> (a call with an argument of the wrong type, a call with a wrong value, the argument both calls get wrong)
 CASES = {
@@ -272,6 +273,40 @@ CASES = {
         "num_heads",
     ),
     "vit_diagram": (lambda: cl.vit_diagram(patch_size=2.0), lambda: cl.vit_diagram(patch_size=3), "patch_size"),
+    # notebook 14
+    "TransformerDecoderBlock": (
+        lambda: cl.TransformerDecoderBlock(8, 2, d_ff=3.5),
+        lambda: cl.TransformerDecoderBlock(8, 2, d_ff=0),
+        "d_ff",
+    ),
+    "TransformerDecoder": (
+        lambda: cl.TransformerDecoder(8, 2, 2.0),
+        lambda: cl.TransformerDecoder(8, 2, 0),
+        "num_layers",
+    ),
+    "EncoderDecoder": (
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=3.5),
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=0),
+        "d_ff",
+    ),
+    "Translator": (lambda: cl.Translator(10, 10, max_len="8"), lambda: cl.Translator(10, 10, max_len=0), "max_len"),
+    "beam_search": (
+        lambda: cl.beam_search(STEP, 1, bos=1, eos=2, max_len=3, beam_width=2.0),
+        lambda: cl.beam_search(STEP, 1, bos=1, eos=2, max_len=3, beam_width=0),
+        "beam_width",
+    ),
+    "greedy_search": (
+        lambda: cl.greedy_search(STEP, 1, bos=1, eos=2, max_len=2.0),
+        lambda: cl.greedy_search(STEP, 1, bos=1, eos=2, max_len=0),
+        "max_len",
+    ),
+    "exhaustive_search": (
+        lambda: cl.exhaustive_search(STEP, 4.0, bos=1, eos=2, max_len=3),
+        lambda: cl.exhaustive_search(STEP, 0, bos=1, eos=2, max_len=3),
+        "vocab_size",
+    ),
+    "date_splits": (lambda: cl.date_splits((2.0,)), lambda: cl.date_splits((-1,)), "sizes"),
+    "date_tokens": (lambda: cl.date_tokens(5), None, "english"),
 }
 # Names with no argument to get wrong, or only a data class.
 NO_ARGUMENTS = {
