@@ -4,7 +4,6 @@
 `make e2e` measures each deck in Chromium (slide count, no slide taller than the screen).
 """
 
-
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
