@@ -15,9 +15,11 @@ The page is withheld from students: tests/test_book.py checks that the book leav
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import pytest
 import torch
 
 import course_lib as cl
+from course_lib.bpe import SPLIT_PATTERN
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
 
 BANK = ROOT / "docs" / "exam_bank.md"
@@ -595,6 +598,185 @@ def q12_4():
     )
 
 
+def plain_bpe(text: str, num_merges: int, *, pattern: str | None, ties: str = "smallest") -> list[tuple[int, int]]:
+    """BPE written out, recounting every pair at each merge: the notebook's rule (ties to the smallest ids), or
+    ``ties="first"``, the pair seen first (what ``Counter.most_common`` returns)."""
+    chunks = [list(c.encode("utf-8")) for c in (re.findall(pattern, text) if pattern else [text])]
+    merges = []
+    for i in range(num_merges):
+        counts: dict[tuple[int, int], int] = {}
+        for ids in chunks:
+            for pair in zip(ids, ids[1:]):
+                counts[pair] = counts.get(pair, 0) + 1
+        top = max(counts.values())
+        tied = [p for p in counts if counts[p] == top]
+        pair = min(tied) if ties == "smallest" else tied[0]
+        chunks = [cl.merge_pair(ids, pair, 256 + i) for ids in chunks]
+        merges.append(pair)
+    return merges
+
+
+def hf_bpe_merges(text: str, num_merges: int) -> list[tuple[bytes, bytes]]:
+    """Hugging Face ``tokenizers``' merges on the course's chunks and byte order (notebook 13, section 4)."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(SPLIT_PATTERN), behavior="isolated")
+    trainer = trainers.BpeTrainer(
+        vocab_size=256 + num_merges,
+        min_frequency=0,
+        show_progress=False,
+        initial_alphabet=[chr(b) for b in range(256)],
+        special_tokens=[],
+    )
+    tok.train_from_iterator([text.encode("utf-8").decode("latin-1")], trainer)
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    return [tuple(p.encode("latin-1") for p in (m if isinstance(m, list) else m.split(" "))) for m in merges]
+
+
+def q13_1():
+    text, M = "a banana, a bandana", 3
+    chunks = re.findall(SPLIT_PATTERN, text)
+    assert chunks == ["a", " banana", ",", " a", " bandana"]
+    merges = plain_bpe(text, M, pattern=SPLIT_PATTERN)
+    assert merges == [(97, 110), (32, 98), (256, 97)]
+    trained = cl.BytePairEncoder.train(text, M)
+    assert trained.merges == merges
+    pieces = [trained.token_bytes(256 + i) for i in range(M)]
+    assert pieces == [b"an", b" b", b"ana"]
+    assert hf_bpe_merges(text, M) == [(trained.token_bytes(a), trained.token_bytes(b)) for a, b in merges]
+    # the counts before each merge, and the ties the rule decides
+    first = Counter(p for c in chunks for p in zip(c.encode(), c.encode()[1:]))
+    assert (first[97, 110], first[110, 97], first[32, 98], first[98, 97]) == (4, 3, 2, 2)
+    encoded = trained.encode(text)
+    assert len(encoded) == 11 and trained.decode(encoded) == text
+    word = trained.encode(" bananas")
+    assert [trained.token_text(t) for t in word] == [" b", "an", "ana", "s"]
+    with_end = cl.BytePairEncoder(merges, specials=["<|endoftext|>"])
+    first_seen = plain_bpe(text, M, pattern=SPLIT_PATTERN, ties="first")  # the common slip: ties by first sight
+    across = plain_bpe(text, M, pattern=None)  # the other slip: pairs counted across chunks
+    whole = list(text.encode("utf-8"))
+    assert Counter(zip(whole, whole[1:]))[97, 32] == 2  # "a b", twice, only across chunks
+    assert across == cl.BytePairEncoder.train(text, M, pattern=None).merges
+    return [
+        "(97, 110)",
+        "(32, 98)",
+        "(98, 256)",
+        "(256, 97)",
+        "(257, 256)",
+        "(32, 97)",
+        *(str(256 + i) for i in range(M)),
+        str(len(encoded)),
+        str(len(text.encode("utf-8"))),
+        "(" + ", ".join(map(str, word)) + ")",
+        str(with_end.vocab_size),
+        str(with_end.encode("<|endoftext|>")[0]),
+        str(with_end.vocab_size - 1),  # the special token forgotten
+        str(first_seen[2]),
+        "(97, 32)",
+        str(across[2]),
+    ]
+
+
+def q13_2():
+    text = "注意力 is attention."
+    chinese = sum(ord(ch) > 0x7F for ch in text)
+    raw = text.encode("utf-8")
+    assert len(raw) == 3 * chinese + (len(text) - chinese)
+    cp = ord("注")
+    assert cp == 0x6CE8
+    bits = f"{cp:016b}"
+    high, mid, low = bits[:4], bits[4:10], bits[10:]  # 4 | 6 | 6 bits into 1110xxxx 10xxxxxx 10xxxxxx
+    by_hand = [int("1110" + high, 2), int("10" + mid, 2), int("10" + low, 2)]
+    assert bytes(by_hand) == "注".encode()
+    ascii_only = cl.BytePairEncoder.train("the tokens of attention: it is all attention. " * 3, 40)
+    assert all(b < 128 for t in range(256, ascii_only.vocab_size) for b in ascii_only.token_bytes(t))
+    assert ascii_only.encode("注") == by_hand and ascii_only.encode("注意力")[:3] == by_hand
+    assert len(ascii_only.encode("注意力")) == 9 and ascii_only.decode(ascii_only.encode(text)) == text
+    cut = cl.BytePairEncoder().decode(by_hand[:2])
+    assert cut == "\ufffd"  # one replacement character for the unfinished character
+    return [
+        str(len(text)),
+        str(len(text) - chinese),
+        str(len(raw)),
+        str(3 * chinese),
+        " ".join(bits[i : i + 4] for i in range(0, 16, 4)),
+        high,
+        mid,
+        low,
+        *(f"{b:08b}" for b in by_hand),
+        ", ".join(str(b) for b in by_hand),
+        f"{cp >> 8}, {cp & 0xFF}",  # the common slip: the code point's two bytes taken as the UTF-8 bytes
+        str(len(ascii_only.encode("注意力"))),
+        "127",
+        "128",
+        "1110",
+        str(len(bits)),
+        str(cl.BytePairEncoder().vocab_size),  # the byte tokens, always there
+    ]
+
+
+def q13_3():
+    n_char = 2_000
+    models_ = {"bytes": (5_740, 1.10), "BPE": (2_880, 2.00), "characters": (2_000, 3.00)}
+    totals = {name: n * loss for name, (n, loss) in models_.items()}
+    bpc = {name: total / (n_char * math.log(2)) for name, total in totals.items()}
+    for name, (n, loss) in models_.items():  # the same as bits per token times tokens per character
+        assert math.isclose(bpc[name], loss / math.log(2) * (n / n_char))
+    by_token = sorted(models_, key=lambda k: models_[k][1])
+    by_char = sorted(models_, key=bpc.get)
+    assert by_token == ["bytes", "BPE", "characters"] and by_char == ["BPE", "characters", "bytes"]
+    per_char_bytes = models_["bytes"][0] / n_char
+    uniform_bytes = math.log2(256) * per_char_bytes
+    uniform_chars = math.log2(2_364)
+    return (
+        [g(round(t)) for t in totals.values()]
+        + [f"{n_char * math.log(2):,.4f}"]
+        + [f4(v) for v in bpc.values()]
+        + [f"{per_char_bytes:.2f}", "256", f"{uniform_bytes:.2f}", g(2_364), f4(uniform_chars)]
+        + [f4(t / n_char) for t in totals.values()]  # nats per character: ln 2 forgotten
+        + [f4(loss / math.log(2)) for _, loss in models_.values()]  # bits per token: N_char not used
+    )
+
+
+def q13_4():
+    def student_train(text, num_merges):  # the question's code, as printed
+        ids = list(text.encode("utf-8"))
+        merges = []
+        for i in range(num_merges):
+            counts = Counter(zip(ids, ids[1:]))
+            pair = counts.most_common(1)[0][0]
+            ids = cl.merge_pair(ids, pair, 256 + i)
+            merges.append(pair)
+        return merges
+
+    def student_decode(ids, pieces):
+        return "".join(pieces[t].decode("utf-8") for t in ids)
+
+    toy = "the tiny token, the tidy tokens, the tiniest tokens"
+    theirs = student_train(toy, 3)
+    assert theirs == [(32, 116), (104, 101), (257, 256)]
+    two = cl.merge_pair(cl.merge_pair(list(toy.encode("utf-8")), (32, 116), 256), (104, 101), 257)
+    assert Counter(zip(two, two[1:]))[257, 256] == 3  # "he t": the t of the next word, three times
+    ours = cl.BytePairEncoder.train(toy, 3).merges
+    assert ours == plain_bpe(toy, 3, pattern=SPLIT_PATTERN) == [(32, 116), (101, 110), (104, 101)]
+    # which fault makes which difference: each fixed alone
+    assert plain_bpe(toy, 3, pattern=SPLIT_PATTERN, ties="first")[1] == (104, 101)  # the tie rule: 'he' for 'en'
+    assert plain_bpe(toy, 3, pattern=None)[2] == (101, 256)  # no chunks: a token across a word boundary
+    after_first = cl.merge_pair(list(toy.encode("utf-8")), (32, 116), 256)
+    counts = Counter(zip(after_first, after_first[1:]))
+    tied = sorted(p for p, c in counts.items() if c == 3)
+    assert len(tied) == 7 and (101, 110) in tied and min(tied) == (101, 110)
+    pieces = [bytes([b]) for b in range(256)] + [b"\xe5\xba"]  # the two tokens of 床, as notebook 13 shows them
+    with pytest.raises(UnicodeDecodeError):
+        student_decode([256, 0x8A], pieces)
+    assert b"".join(pieces[t] for t in [256, 0x8A]).decode("utf-8") == "床"
+    # any merges give an exact round trip once decode joins the bytes first
+    student_tok = cl.BytePairEncoder(theirs, pattern=None)
+    assert student_tok.decode(student_tok.encode(toy + " 床前明月光")) == toy + " 床前明月光"
+    return ["(101, 110)", "(257, 256)", str(len(tied))]
+
+
 def q14_1():
     lengths, S = [4], 6
     mask = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]  # (B, S): the source's padding mask
@@ -669,6 +851,10 @@ EXPECTED = {
     "Q12.2": q12_2,
     "Q12.3": q12_3,
     "Q12.4": q12_4,
+    "Q13.1": q13_1,
+    "Q13.2": q13_2,
+    "Q13.3": q13_3,
+    "Q13.4": q13_4,
     "Q14.1": q14_1,
     "Q14.2": q14_2,
     "Q14.3": q14_3,
