@@ -115,8 +115,10 @@ def map_paragraph(edges: list[tuple[str, str]], parts: dict[str, str], number: i
     assert count == number, f"the map shows {count} notebooks, the folder holds {number}"
     for fork in forks:
         branches = [chain(c) for c in sorted(children[fork])]
-        names = [f"{' → '.join(b)} ({parts[b[-1]].lower()})" for b in branches]
+        one_part = len({parts[b[-1]] for b in branches}) == 1  # "13 or 14 (language)", not the part twice
+        names = [" → ".join(b) + ("" if one_part else f" ({parts[b[-1]].lower()})") for b in branches]
         listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+        listed += f" ({parts[branches[0][-1]].lower()})" if one_part else ""
         text += f"; after notebook {fork} you can branch to {listed}"
     return text + "."
 
