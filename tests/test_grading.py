@@ -167,7 +167,15 @@ def copied_exercise(source, shortcuts: dict[str, str]) -> Exercise | None:
 
 def depends_on_the_student(source, ex: Exercise) -> bool:
     """Whether the exercise's hidden tests recompute its answers from the student's numbers."""
-    return "VARIANT" in source.cells[ex.check_cell].source
+    return any("VARIANT" in source.cells[i].source for i in graded_cells(source, ex))
+
+
+def graded_cells(source, ex: Exercise) -> list[int]:
+    """The exercise's graded cells in the nbgrader source: its check, and its hidden tests where they are a cell of
+    their own (partial credit: each is worth half the exercise)."""
+    after = ex.check_cell + 1
+    hidden = after < len(source.cells) and source.cells[after].metadata.get("nbgrader", {}).get("grade_id", "")
+    return [ex.check_cell, after] if hidden and hidden.endswith("-hidden-tests") else [ex.check_cell]
 
 
 @needs_grading
@@ -207,19 +215,25 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     nbgrader(root, "generate_feedback", assignment)
 
     exercises, copy = find_exercises(source), copied_exercise(source, shortcuts)
-    tests_id = {e.label: source.cells[e.check_cell].metadata["nbgrader"]["grade_id"] for e in exercises}
+    ids = {e.label: [source.cells[i].metadata["nbgrader"]["grade_id"] for i in graded_cells(source, e)]
+           for e in exercises}  # fmt: skip
+    tests_id = {label: found[0] for label, found in ids.items()}  # the visible check's
     scores = grades(root, stem, assignment)
     max_points = {
-        i: source.cells[e.check_cell].metadata["nbgrader"]["points"] for e in exercises for i in [tests_id[e.label]]
+        source.cells[i].metadata["nbgrader"]["grade_id"]: source.cells[i].metadata["nbgrader"]["points"]
+        for e in exercises
+        for i in graded_cells(source, e)
     }
-    assert set(scores[REFERENCE]) == set(tests_id.values()), "every exercise is graded"
+    assert set(scores[REFERENCE]) == set(max_points), "every exercise is graded, its hidden tests on their own"
+    assert any(len(found) == 2 for found in ids.values()), "partial credit: hidden tests in a cell of their own"
     for ex in exercises:
-        label, grade_id = ex.label, tests_id[ex.label]
-        assert scores[REFERENCE][grade_id] == max_points[grade_id], f"reference solution: {label} lost points"
-        assert scores["unchanged"][grade_id] == 0, f"unchanged release: {label} scored"
+        label = ex.label
         cheated = label in shortcuts or ex is exercises[-1] or (copy is not None and label == copy.label)
-        expected = 0 if cheated else max_points[grade_id]
-        assert scores[SHORTCUT][grade_id] == expected, f"shortcut submission: {label}"
+        for grade_id in ids[label]:
+            assert scores[REFERENCE][grade_id] == max_points[grade_id], f"reference solution: {grade_id} lost points"
+            assert scores["unchanged"][grade_id] == 0, f"unchanged release: {grade_id} scored"
+            expected = 0 if cheated else max_points[grade_id]
+            assert scores[SHORTCUT][grade_id] == expected, f"shortcut submission: {grade_id}"
     graded_shortcut = nbformat.read(root / "autograded" / SHORTCUT / assignment / nb_path.name, as_version=4)
     for ex in [copy] if copy is not None else []:  # copied numbers fail on their values, not on their type or shape
         errors = " ".join(f"{name}: {value}" for name, value in cell_errors(graded_shortcut.cells[ex.check_cell]))
@@ -239,7 +253,7 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     assert REFERENCE not in flags and "unchanged" not in flags, flags
 
     graded = {s: nbformat.read(root / "autograded" / s / assignment / nb_path.name, as_version=4) for s in STUDENTS}
-    own = {i for e in exercises for i in (e.solution_cell, e.check_cell)}
+    own = {i for e in exercises for i in (e.solution_cell, *graded_cells(source, e))}
     unchanged = graded["unchanged"]
     assert sum(HIDDEN_BEGIN in c.source for c in unchanged.cells) == len(exercises), "hidden tests restored to grade"
     for i, cell in enumerate(unchanged.cells):
@@ -305,3 +319,42 @@ def test_by_hand_checks_never_show_the_expected_value():
             if value_answers(nb.cells[e.solution_cell].source, e.label):
                 check = nb.cells[e.check_cell].source
                 assert "check_close(" not in check, f"{nb_path.name}: {e.label}'s check shows expected values"
+
+
+PARTIAL_CREDIT = [
+    nbformat.v4.new_code_cell("import torch\n\nimport course_lib as cl"),
+    nbformat.v4.new_markdown_cell("**Exercise 1 — double it.** Write `double(x)`, which returns `2 * x`."),
+    nbformat.v4.new_code_cell("def double(x):\n    # BEGIN SOLUTION\n    return 2 * x\n    # END SOLUTION"),
+    nbformat.v4.new_code_cell(
+        "cl.check_function(double, lambda x: 2 * x, lambda g: (torch.rand(3, generator=g),), name='double')\n"
+        f"{HIDDEN_BEGIN}\n"
+        "cl.check_function(double, lambda x: 2 * x, lambda g: (-torch.rand(3, generator=g),), name='double, x < 0')\n"
+        "### END HIDDEN TESTS"
+    ),
+]
+
+
+@needs_grading
+def test_an_answer_that_fails_only_the_hidden_tests_earns_half_the_points(tmp_path):
+    """Partial credit, end to end in nbgrader: the visible check and the hidden tests are graded cells of their own."""
+    root, assignment, name = tmp_path / "course", "a99", "99_partial.ipynb"
+    root.mkdir()
+    (root / "nbgrader_config.py").write_text(CONFIG)
+    nbformat.write(nbformat.v4.new_notebook(cells=PARTIAL_CREDIT), tmp_path / name)
+    command = [sys.executable, "-m", "course_lib.classroom.student", str(tmp_path / name), "--out"]
+    done = subprocess.run([*command, str(root / "source" / assignment), "--nbgrader"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    nbgrader(root, "generate_assignment", assignment)
+    source = nbformat.read(root / "source" / assignment / name, as_version=4)
+    release = nbformat.read(root / "release" / assignment / name, as_version=4)
+    right, positive_only = "def double(x):\n    return 2 * x", "def double(x):\n    return 2 * x.abs()"
+    answers = {REFERENCE: right, "unchanged": None, SHORTCUT: positive_only}  # x > 0: the inputs the check shows
+    for student, answer in answers.items():
+        handed_in = release if answer is None else submission(source, release, lambda ex, answer=answer: answer)
+        submit(root, assignment, name, student, handed_in)
+        nbgrader(root, "autograde", assignment, "--student", student)
+    scores = grades(root, "99_partial", assignment)
+    visible, hidden = "99_partial-exercise-1-tests", "99_partial-exercise-1-hidden-tests"
+    assert scores[REFERENCE] == {visible: 0.5, hidden: 0.5}
+    assert scores["unchanged"] == {visible: 0, hidden: 0}
+    assert scores[SHORTCUT] == {visible: 0.5, hidden: 0}, "the edge case costs half, not everything"

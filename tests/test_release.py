@@ -53,10 +53,10 @@ def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
     steps = feedback_preprocessors()
     assert steps.index(GetGrades) < steps.index(ClearHiddenTests)  # the grades are read from the full notebook
     source, exercises = nbgrader_notebook(nbformat.read(NOTEBOOKS[0], as_version=4), NOTEBOOKS[0].stem)
-    check = source.cells[exercises[0].check_cell]
-    assert HIDDEN_BEGIN in check.source
+    hidden = source.cells[exercises[0].hidden_cell]
+    assert HIDDEN_BEGIN in hidden.source
     cleared, _ = ClearHiddenTests()(source, {})
-    assert HIDDEN_BEGIN not in cleared.cells[exercises[0].check_cell].source
+    assert HIDDEN_BEGIN not in cleared.cells[exercises[0].hidden_cell].source
 
 
 def test_the_feedback_shows_a_failed_checks_message_not_its_traceback():

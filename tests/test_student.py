@@ -236,8 +236,15 @@ def test_hidden_tests_leave_the_student_version_and_stay_in_the_nbgrader_source(
     nb.cells[5].source = HIDDEN
     new, exercises = student_notebook(nb)
     assert new.cells[exercises[0].check_cell].source == "cl.check_close(answer, torch.tensor(2.0), 'answer')"
-    source, _ = nbgrader_notebook(nb, "00_toy")
-    assert source.cells[5].source == HIDDEN  # nbgrader's own markers, kept for nbgrader to hide and restore
+    source, exercises = nbgrader_notebook(nb, "00_toy", points=2)
+    visible, hidden = source.cells[5], source.cells[6]  # partial credit: the hidden tests are graded on their own
+    assert (exercises[0].check_cell, exercises[0].hidden_cell) == (5, 6)
+    assert visible.source == "cl.check_close(answer, torch.tensor(2.0), 'answer')"
+    assert hidden.source.splitlines()[1:] == HIDDEN.splitlines()[1:]  # nbgrader's own markers, to hide and restore
+    assert hidden.source.startswith("# Exercise 1: its hidden tests") and hidden.id != visible.id
+    assert visible.metadata.nbgrader.points == hidden.metadata.nbgrader.points == 1  # half of 2 each
+    assert hidden.metadata.nbgrader.grade_id == "00_toy-exercise-1-hidden-tests" and hidden.metadata.nbgrader.grade
+    assert all(source.cells[e.solution_cell].metadata.nbgrader.solution for e in exercises)  # indices follow
 
 
 @pytest.mark.parametrize(

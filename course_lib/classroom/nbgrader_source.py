@@ -6,6 +6,9 @@ removes from the release and puts back to grade; prose that mentions nbgrader's 
 does not take it for a region (a no-break space between the two words). The exercises are found as in
 :mod:`course_lib.classroom.notebook`.
 
+Partial credit: a check cell that ends in hidden tests becomes two graded cells, the visible check and the hidden
+tests, each worth half the exercise's points (nbgrader scores a test cell in full or not at all).
+
 Every other code cell is locked (read-only; nbgrader restores its source before grading), so that a submission cannot
 change the inputs, references or helper functions that its checks rely on. The one exception is the ``VARIANT = ...``
 line, moved into a cell of its own and left editable: in an nbgrader course every student receives the same release,
@@ -94,7 +97,39 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tupl
                 "task": False,
             }
     _variant_cell_of_its_own(nb, exercises)
+    _hidden_tests_of_their_own(nb, exercises, name, used)
     return nb, exercises
+
+
+def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name: str, used: set[str]) -> None:
+    """Partial credit: a check cell that ends in hidden tests becomes two graded cells, in place, the visible check
+    and the hidden tests (other inputs, edge cases), each worth half the exercise's points. nbgrader scores a test cell
+    in full or not at all, so an answer that passes the check a student saw and fails an edge case earns half."""
+    for ex in sorted((e for e in exercises if e.check_cell is not None), key=lambda e: -e.check_cell):
+        cell = nb.cells[ex.check_cell]
+        lines = cell.source.split("\n")
+        begin = next((n for n, line in enumerate(lines) if line.strip() == HIDDEN_BEGIN), None)
+        end = next((n for n, line in enumerate(lines) if line.strip() == HIDDEN_END), None)
+        if begin is None or end is None or any(line.strip() for line in lines[end + 1 :]):
+            continue  # no hidden tests, or code after them: one cell, as written
+        if not "\n".join(lines[:begin]).strip():
+            continue  # nothing visible
+        cell.source = "\n".join(lines[:begin]).rstrip()
+        half = cell.metadata["nbgrader"]["points"] / 2
+        cell.metadata["nbgrader"]["points"] = half
+        note = f"# {ex.label}: its hidden tests (other inputs, edge cases) run here when your work is graded."
+        hidden = nbformat.v4.new_code_cell(f"{note}\n" + "\n".join(lines[begin : end + 1]))
+        hidden.id = f"{cell.get('id', 'cell')}-hidden"[:64]
+        hidden.metadata = copy.deepcopy(cell.metadata)
+        hidden.metadata["nbgrader"]["grade_id"] = _grade_id(name, ex.label, "hidden tests", used)
+        nb.cells.insert(ex.check_cell + 1, hidden)
+        for other in exercises:  # the cells after the new one move down by one
+            other.solution_cell += other.solution_cell > ex.check_cell
+            if other.check_cell is not None and other.check_cell > ex.check_cell:
+                other.check_cell += 1
+            if other.hidden_cell is not None and other.hidden_cell > ex.check_cell:
+                other.hidden_cell += 1
+        ex.hidden_cell = ex.check_cell + 1
 
 
 def _variant_cell_of_its_own(nb: NotebookNode, exercises: list[Exercise]) -> None:

@@ -41,6 +41,7 @@ class Exercise:
     solution_cell: int  # index in nb.cells
     check_cell: int | None  # index of the first code cell after it that calls a checker or asserts
     names: list[str] = field(default_factory=list)  # functions / values the student writes
+    hidden_cell: int | None = None  # nbgrader source versions: the check's hidden tests, graded on their own
 
 
 def find_exercises(nb: NotebookNode) -> list[Exercise]:

@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("source", type=Path, help="a notebook, or a folder of NN_*.ipynb notebooks")
     parser.add_argument("--out", type=Path, required=True, help="output folder (not the source folder)")
     parser.add_argument("--nbgrader", action="store_true", help="write nbgrader source notebooks (solutions kept)")
-    parser.add_argument("--points", type=float, default=1, help="points per exercise check with --nbgrader")
+    parser.add_argument("--points", type=float, default=1, help="points per exercise, --nbgrader (half: hidden tests)")
     parser.add_argument(
         "--variant-seed",
         help="give the by-hand exercises this student's own numbers (any text, e.g. a student id; 0 = the text's)",
