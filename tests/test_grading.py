@@ -358,3 +358,16 @@ def test_an_answer_that_fails_only_the_hidden_tests_earns_half_the_points(tmp_pa
     assert scores[REFERENCE] == {visible: 0.5, hidden: 0.5}
     assert scores["unchanged"] == {visible: 0, hidden: 0}
     assert scores[SHORTCUT] == {visible: 0.5, hidden: 0}, "the edge case costs half, not everything"
+
+
+@needs_grading
+def test_the_class_bench_builds_a_class_of_reference_submissions(tmp_path):
+    from tools import class_bench
+
+    notebook = NOTEBOOKS[0]
+    assignment, ids = class_bench.build_class(notebook, tmp_path / "course", 2)
+    assert assignment == "a00" and ids == ["s001", "s002"]
+    handed_in = nbformat.read(tmp_path / "course" / "submitted" / "s002" / "a00" / notebook.name, as_version=4)
+    answers = [c.source for c in handed_in.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert answers and not any("unanswered(" in a or "NotImplementedError" in a for a in answers)
+    assert not any("BEGIN SOLUTION" in a for a in answers), "answers as a student types them"
