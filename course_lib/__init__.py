@@ -50,6 +50,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
     "data": (
         "associative_recall",
+        "date_pair",
         "date_splits",
         "date_tokens",
         "load_digits",

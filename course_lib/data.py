@@ -4,7 +4,8 @@
 - :func:`associative_recall` — recall the value of one of ``K`` key-value pairs: how much a model must keep;
 - :func:`load_digits` — the 1,797 8 x 8 handwritten digits shipped as ``data/digits.npz`` (UCI, CC BY 4.0; see
   ``data/SOURCES.md``), verified against their SHA-256 checksum. Nothing is downloaded.
-- :func:`date_splits` — English dates and their Chinese translations, a parallel task with reordering (notebook 14).
+- :func:`date_splits` — English dates and their Chinese translations, a parallel task with reordering (notebook 14);
+  :func:`date_pair` writes one date in one of the five English forms.
 
 The toy corpus for word embeddings (notebook 01) is in :mod:`course_lib.corpus`.
 
@@ -244,14 +245,20 @@ def load_tang300(path: str | Path | None = None) -> list[tuple[str, str, str]]:
     return poems
 
 
-__all__ += ["date_splits", "date_tokens"]
+__all__ += ["date_pair", "date_splits", "date_tokens"]
 
 _MONTHS = "January February March April May June July August September October November December".split()
 _WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()  # date.weekday(): Monday = 0
 
 
-def _date_pair(date: datetime.date, form: int) -> tuple[str, str]:
-    """``(english, chinese)`` for ``date`` in English form ``form`` (0 .. 4, see :func:`date_splits`)."""
+def date_pair(date: datetime.date, form: int) -> tuple[str, str]:
+    """``(english, chinese)`` for ``date`` in English form ``form``: 0 "March 5, 2024", 1 "5 March 2024", 2 "the 5th
+    of March, 2024", 3 "Tuesday, March 5, 2024", 4 "Tuesday 5 March 2024"; the Chinese ends with the weekday (星期二)
+    in forms 3 and 4, the two that name it. Taught in notebook 14."""
+    if not isinstance(date, datetime.date):
+        raise TypeError(f"date must be a datetime.date, got {type(date).__name__}")
+    if integer("form", form, minimum=0) > 4:
+        raise ValueError(f"form must be 0 .. 4, got {form}")
     month, weekday, day = _MONTHS[date.month - 1], _WEEKDAYS[date.weekday()], date.day
     nth = f"{day}{'th' if day in (11, 12, 13) else {1: 'st', 2: 'nd', 3: 'rd'}.get(day % 10, 'th')}"
     forms = (f"{month} {day}, {date.year}", f"{day} {month} {date.year}", f"the {nth} of {month}, {date.year}",
@@ -281,7 +288,7 @@ def date_splits(sizes: tuple[int, ...] | list[int], seed: int = 0) -> list[list[
         raise ValueError(f"sizes ask for {sum(sizes)} distinct dates; 1900-2099 has {days}")
     rng = random.Random(seed)
     offsets = rng.sample(range(days), sum(sizes))
-    pairs = [_date_pair(first + datetime.timedelta(days=o), rng.randrange(5)) for o in offsets]
+    pairs = [date_pair(first + datetime.timedelta(days=o), rng.randrange(5)) for o in offsets]
     ends = [sum(sizes[: i + 1]) for i in range(len(sizes))]
     return [pairs[end - size : end] for size, end in zip(sizes, ends, strict=True)]
 

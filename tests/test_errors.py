@@ -1,6 +1,8 @@
 """The package's one rule for bad arguments, for every public name: a TypeError for a wrong type, a ValueError for a
 wrong value, and a message that names the argument (course_lib/validate.py)."""
 
+import datetime
+
 import pytest
 import torch
 from torch import Tensor, nn
@@ -304,6 +306,11 @@ CASES = {
         lambda: cl.exhaustive_search(STEP, 4.0, bos=1, eos=2, max_len=3),
         lambda: cl.exhaustive_search(STEP, 0, bos=1, eos=2, max_len=3),
         "vocab_size",
+    ),
+    "date_pair": (
+        lambda: cl.date_pair(datetime.date(2024, 3, 5), 1.0),
+        lambda: cl.date_pair(datetime.date(2024, 3, 5), 5),
+        "form",
     ),
     "date_splits": (lambda: cl.date_splits((2.0,)), lambda: cl.date_splits((-1,)), "sizes"),
     "date_tokens": (lambda: cl.date_tokens(5), None, "english"),

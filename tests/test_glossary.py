@@ -71,6 +71,15 @@ def test_linking_is_idempotent_only_touches_markdown_and_can_be_undone():
     assert glossary_links.remove_links(nb) == added and nb == plain
 
 
+def test_a_notebook_can_declare_another_sense_of_a_term():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("Beam search keeps the best score of each output.")]
+    assert "attention-score" in glossary_links.find_uses(nb, ENTRIES)
+    nb.cells[0].source += "\n<!-- glossary: another sense here: attention-score -->"
+    assert "attention-score" not in glossary_links.find_uses(nb, ENTRIES)
+    assert "beam-search" in glossary_links.find_uses(nb, ENTRIES)
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_every_glossary_term_is_linked_at_its_first_use(nb_path):
     nb = nbformat.read(nb_path, as_version=4)

@@ -51,6 +51,8 @@ def test_apply_tags_every_cell_and_writes_the_how_long_line_once():
     twice = sections.apply(once)
     assert twice.cells[0].source == once.cells[0].source and sections.check(twice) == []
     assert "tags" not in nb.cells[0].metadata, "apply must not modify its input"
+    core_only = sections.apply(toy(new_markdown_cell("# Title"), heading("## 1. A", "core", 70)))
+    assert core_only.cells[0].source.endswith("(one lecture and its lab); it has no deep dives.")
 
 
 def test_check_names_what_is_missing_or_stale():

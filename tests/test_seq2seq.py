@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 import course_lib as cl
-from course_lib.data import date_splits, date_tokens
+from course_lib.data import date_pair, date_splits, date_tokens
 from course_lib.generation import beam_search, exhaustive_search, greedy_search
 from course_lib.seq2seq import EncoderDecoder, TransformerDecoderBlock, Translator
 
@@ -152,6 +152,17 @@ def test_date_splits_are_deterministic_disjoint_and_right():
     assert {len(date_tokens(en)) for en, _ in train} == set(range(6, 12))  # 'May 1, 1900' .. 'the 21st of May, 1900'
 
 
+def test_date_pair_writes_the_five_forms_and_the_weekday_in_two():
+    tuesday = datetime.date(2024, 3, 5)
+    pairs = [date_pair(tuesday, form) for form in range(5)]
+    assert [en for en, _ in pairs] == ["March 5, 2024", "5 March 2024", "the 5th of March, 2024",
+                                       "Tuesday, March 5, 2024", "Tuesday 5 March 2024"]  # fmt: skip
+    assert [zh for _, zh in pairs] == ["2024年3月5日"] * 3 + ["2024年3月5日星期二"] * 2
+    assert date_pair(datetime.date(1900, 1, 1), 3) == ("Monday, January 1, 1900", "1900年1月1日星期一")
+    assert [date_pair(datetime.date(2001, 1, d), 2)[0][4:8] for d in (1, 2, 3, 11, 12, 13, 21, 22, 23)] == [
+        "1st ", "2nd ", "3rd ", "11th", "12th", "13th", "21st", "22nd", "23rd"]  # fmt: skip
+
+
 def test_date_task_refuses_bad_arguments():
     with pytest.raises(TypeError, match="sizes"):
         date_splits(10)
@@ -159,3 +170,7 @@ def test_date_task_refuses_bad_arguments():
         date_splits((80_000,))
     with pytest.raises(TypeError, match="english"):
         date_tokens(5)
+    with pytest.raises(TypeError, match="date"):
+        date_pair("2024-03-05", 0)
+    with pytest.raises(ValueError, match="form"):
+        date_pair(datetime.date(2024, 3, 5), 5)

@@ -12,7 +12,10 @@ notebooks, case-insensitively, as whole words (a final "s"/"es" is allowed for p
 bare term out, and ``keys and [values]`` matches the whole phrase but links only "values". In each notebook the first
 use of a term in the markdown cells gets a link ``[word](../docs/glossary.md#attention-weights)``. What does not
 count as a use: headings, code spans and code blocks, math (``$...$``), existing links and HTML, the phrases of
-``NOT_A_USE`` (where the word has its everyday sense), and everything from the "Further reading" heading on.
+``NOT_A_USE`` (where the word has its everyday sense), and everything from the "Further reading" heading on. A
+notebook where a term's word has another sense throughout (notebook 14 scores outputs, not queries against keys) says
+so in any markdown cell with ``<!-- glossary: another sense here: attention-score -->``; that term is then not looked
+for in it.
 Where two terms overlap ("multi-head attention" and "attention") the longer one wins. Code cells and outputs are
 never touched.
 
@@ -68,6 +71,7 @@ NOT_A_USE = [
     "singular value",
 ]
 NOT_A_USE_RE = re.compile("|".join(re.escape(p) for p in NOT_A_USE), re.IGNORECASE)
+OTHER_SENSE_RE = re.compile(r"<!-- glossary: another sense here: ([a-z0-9 -]+?) -->")
 GLOSSARY_LINK_RE = re.compile(r"\[[^\]]*\]\(" + re.escape(LINK_PREFIX) + r"([a-z0-9-]+)\)")
 HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 STOP_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+.*further reading", re.IGNORECASE)
@@ -169,6 +173,14 @@ class Use:
 
 def find_uses(nb, entries: list[Entry]) -> dict[str, Use]:
     """The first use of each glossary term in the notebook's markdown (slug -> Use), longest match first."""
+    other_sense = {
+        slug
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for m in OTHER_SENSE_RE.finditer(cell.source)
+        for slug in m[1].split()
+    }
+    entries = [e for e in entries if e.slug not in other_sense]
     first: dict[str, Use] = {}
     stopped = False
     for c, cell in enumerate(nb.cells):

@@ -163,6 +163,8 @@ def how_long_line(found: list[Section]) -> str:
     else:
         parts = ", ".join(_minutes(row["minutes"]) for row in per_lecture.values())
         path = f"the core path about {_minutes(core)} in {len(per_lecture)} lectures ({parts})"
+    if total == core:
+        return f"**How long:** {path}; it has no deep dives."
     return f"**How long:** {path}; with every deep dive about {_minutes(total)}."
 
 
