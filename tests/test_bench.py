@@ -65,6 +65,8 @@ def test_run_benchmark_bad_arguments():
         bench.run_benchmark([16], ["naive"], repeats=0, progress=False)
     with pytest.raises(ValueError, match="time_budget_s must be >= 0"):
         bench.run_benchmark([16], ["naive"], time_budget_s=-1.0, progress=False)
+    with pytest.raises(ValueError, match="runs on CUDA only"):
+        bench.run_benchmark([16], ["naive", "kernel"], progress=False)
 
 
 def test_a_time_budget_of_zero_times_only_the_memory_call():
@@ -105,6 +107,18 @@ def test_check_targets():
         "sliding / masked peak memory": False,
     }
     assert bench.check_targets(fake_rows()[:1]) == []  # nothing to compare
+
+
+def test_on_cuda_the_time_target_is_the_kernels():
+    """On CUDA exact attention in linear memory is timed as the fused Triton kernel; chunked keeps its memory target,
+    and without a kernel row there is no time target (not chunked's in its place)."""
+    rows = [BenchRow("cuda", "bfloat16", r.method, r.n, r.time_ms, r.best_ms, r.peak_mib, 1) for r in fake_rows()]
+    targets = {t["target"]: t["passed"] for t in bench.check_targets(rows, "cuda")}
+    assert targets == {"chunked / naive peak memory": True, "sliding / masked peak memory": True}
+    rows.append(BenchRow("cuda", "bfloat16", "kernel", 8192, 1000.0, 1000.0, 1.0, 1))
+    kernel = {t["target"]: t for t in bench.check_targets(rows, "cuda")}["kernel / sdpa time"]
+    assert kernel["measured"] == pytest.approx(4.0) and not kernel["passed"]
+    assert bench.check_targets(rows, "cpu") == []  # rows of another device are not this device's targets
 
 
 def test_table_csv_and_plot(tmp_path):

@@ -3,8 +3,9 @@
 #
 #   tools/gpu_sweep.sh tests       the unit tests with COURSE_DEVICE=cuda (the Triton kernel's tests included)
 #   tools/gpu_sweep.sh notebooks   every notebook under nbval's lax mode on CUDA (their asserts, not their digits)
-#   tools/gpu_sweep.sh bench       python -m course_lib.kernels.bench (the Triton kernel against SDPA, bf16, d = 64,
-#                                  n = 1k ... 16k, causal and not) and python -m course_lib.bench --device cuda
+#   tools/gpu_sweep.sh bench       python -m course_lib.kernels.bench (the Triton kernel against SDPA, bf16, D = 64
+#                                  and D = 128, N = 1k ... 16k, causal and not, each SDPA backend timed too) and
+#                                  python -m course_lib.bench --device cuda
 #   tools/gpu_sweep.sh all         the three, in this order
 #
 # Each part writes its log (and the benchmarks their CSV files) to $OUT, or build/gpu when OUT is unset, next to
@@ -50,7 +51,9 @@ jupyter_packages() {
         echo "gpu_sweep: nbval/ipykernel are missing and there is no .whl/ (run ../shared/tools/gpu-wheels.sh here)" >&2
         return 1
     fi
-    "$python" -m pip install -q --no-index --find-links .whl --target .site nbval nbclient ipykernel \
+    # --no-deps: .whl/ holds only what the machine lacks (gpu-wheels.sh's list less pytest, pluggy, packaging, jinja2,
+    # ...), so the machine's own pytest and its plugins are not shadowed by other versions.
+    "$python" -m pip install -q --no-index --no-deps --no-compile --target .site .whl/*.whl \
         && "$python" -m ipykernel install --user --name python3 >/dev/null
 }
 
@@ -61,29 +64,40 @@ run_part() {  # name, command...
     shift
     local start=$SECONDS
     echo "== gpu_sweep: $name =="
-    "$@" 2>&1 | tee "$out/$name.log"
+    ${PART_TIMEOUT:+timeout "$PART_TIMEOUT"} "$@" 2>&1 | tee "$out/$name.log"
     local rc=${PIPESTATUS[0]}
     results+=("$name: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - start)) s")
     return "$rc"
 }
 
+xdist=()
+notebook_xdist=()
+if [ -n "${JOBS:-}" ]; then
+    xdist=(-n "$JOBS")
+    notebook_xdist=(-n "$JOBS" --dist loadscope)
+fi
+
 versions
 status=0
 case $part in tests | all)
-    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -q -p no:cacheprovider || status=1
+    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -q -p no:cacheprovider -rs "${xdist[@]}" || status=1
 esac
 case $part in notebooks | all)
     if jupyter_packages; then
         run_part notebooks env -u MPLBACKEND COURSE_DEVICE="$device" PYTHONHASHSEED=0 \
-            "$python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks -q || status=1
+            "$python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider "${notebook_xdist[@]}" notebooks -q \
+            || status=1
     else
         results+=("notebooks: NOT RUN (no Jupyter packages)")
         status=1
     fi
 esac
 case $part in bench | all)
-    run_part kernels_bench "$python" -m course_lib.kernels.bench --csv "$out/kernels_bench.csv" || status=1
-    run_part bench "$python" -m course_lib.bench --device cuda --no-progress --csv "$out/bench_cuda.csv" || status=1
+    for d in 64 128; do
+        run_part "kernels_bench_d$d" "$python" -m course_lib.kernels.bench --head-dim "$d" --sdpa-backends \
+            --csv "$out/kernels_bench_d$d.csv" || status=1
+    done
+    run_part bench "$python" -m course_lib.bench --device cuda --time-budget 0.5 --no-progress --csv "$out/bench_cuda.csv" || status=1
 esac
 case $part in tests | notebooks | bench | all) ;;
 *)

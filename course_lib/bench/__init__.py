@@ -21,6 +21,8 @@ sliding_window_attention_reference` (the mask is an input, built before the meas
 ``linear``     :func:`~course_lib.linear.linear_attention` (non-causal, ``elu + 1`` features)
 ``sdpa``       ``torch.nn.functional.scaled_dot_product_attention``: PyTorch picks a fused kernel
 ``sdpa_math``  the same forced onto PyTorch's unfused "math" backend (not in the default set)
+``kernel``     :func:`course_lib.kernels.flash_attention`, the course's fused Triton kernel (CUDA only, bfloat16 or
+               float16, ``D`` = 64 or 128; the command line adds it on CUDA when triton is installed)
 =============  ==========================================================================================
 
 **Time.** Wall-clock seconds of one forward call (``torch.cuda.synchronize()`` around it on a GPU): the median
@@ -57,13 +59,14 @@ absolute difference is the ``err`` column. Linear attention is a different model
 from __future__ import annotations
 
 from .memory import measure_cpu_peak
-from .methods import ALL_METHODS, DEFAULT_METHODS, BenchRow, make_method
+from .methods import ALL_METHODS, DEFAULT_METHODS, GPU_METHODS, BenchRow, make_method
 from .report import check_targets, describe_machine, format_table, growth_exponent, plot_results, save_csv
 from .runner import run_benchmark
 
 __all__ = [
     "ALL_METHODS",
     "DEFAULT_METHODS",
+    "GPU_METHODS",
     "BenchRow",
     "check_targets",
     "describe_machine",

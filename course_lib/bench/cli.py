@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 
 import torch
 
 from . import __doc__ as PACKAGE_DOC
-from .methods import ALL_METHODS, DEFAULT_LENGTHS, DEFAULT_METHODS, DTYPES, BenchRow
+from .methods import ALL_METHODS, DEFAULT_LENGTHS, DEFAULT_METHODS, DTYPES, GPU_METHODS, BenchRow
 from .report import check_targets, describe_machine, format_table, plot_results, save_csv
 from .runner import run_benchmark
 
@@ -23,7 +24,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("cpu", "cuda", "all"), default="all",
                         help="all (default) = the CPU, and CUDA when present")  # fmt: skip
     parser.add_argument("--lengths", type=int, nargs="+", help="sequence lengths (default: 512 ... 16384 on CPU)")
-    parser.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS), choices=ALL_METHODS)
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=(*ALL_METHODS, *GPU_METHODS),
+        help="default: every default method, and on CUDA also the Triton kernel when triton is installed",
+    )
     parser.add_argument("--dtype", choices=tuple(DTYPES), help="default float32 on CPU, bfloat16 on CUDA")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--heads", type=int, default=1)
@@ -46,6 +52,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _default_methods(device: str, args: argparse.Namespace) -> list[str]:
+    """DEFAULT_METHODS, and on CUDA the Triton kernel too (its time target there) where it runs: triton installed,
+    bfloat16 or float16 (the default on CUDA), D = 64 or 128."""
+    methods = list(DEFAULT_METHODS)
+    half = args.dtype in (None, "bfloat16", "float16")
+    if device == "cuda" and half and args.dim in (64, 128) and importlib.util.find_spec("triton") is not None:
+        methods.append("kernel")
+    return methods
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -64,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{device}: {describe_machine(device)}", flush=True)
         rows += run_benchmark(
             args.lengths or DEFAULT_LENGTHS[device],
-            args.methods,
+            args.methods or _default_methods(device, args),
             device=device,
             dtype=DTYPES[args.dtype] if args.dtype else None,
             batch=args.batch,

@@ -17,10 +17,14 @@ from ..masks import window_mask
 
 DEFAULT_METHODS = ("naive", "masked", "sliding", "chunked", "linear", "sdpa")
 ALL_METHODS = (*DEFAULT_METHODS, "sdpa_math")
+# The course's Triton kernel (course_lib.kernels.flash_attention): CUDA only, bfloat16/float16, D = 64 or 128. The
+# command line adds it on CUDA when Triton is installed.
+GPU_METHODS = ("kernel",)
 QUADRATIC = ("naive", "masked", "sdpa_math")  # methods that hold an N x N matrix: skipped above max_quadratic_n
 DEFAULT_LENGTHS = {"cpu": (512, 1024, 2048, 4096, 8192, 16384), "cuda": (1024, 2048, 4096, 8192, 16384)}
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
-REFERENCE = {"naive": "sdpa", "chunked": "sdpa", "sdpa_math": "sdpa", "sliding": "masked", "masked": "sliding"}
+REFERENCE = {"naive": "sdpa", "chunked": "sdpa", "kernel": "sdpa", "sdpa_math": "sdpa"}
+REFERENCE |= {"sliding": "masked", "masked": "sliding"}
 MIB = 2**20
 
 
@@ -42,8 +46,8 @@ class BenchRow:
 
 
 def check_method(name: str) -> None:
-    if name not in ALL_METHODS:
-        raise ValueError(f"unknown method {name!r}; expected one of {', '.join(ALL_METHODS)}")
+    if name not in (*ALL_METHODS, *GPU_METHODS):
+        raise ValueError(f"unknown method {name!r}; expected one of {', '.join((*ALL_METHODS, *GPU_METHODS))}")
 
 
 def _sdpa_math(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
@@ -75,6 +79,10 @@ def make_method(
         return lambda q, k, v: linear_attention(q, k, v)
     if name == "sdpa":
         return F.scaled_dot_product_attention
+    if name == "kernel":
+        from ..kernels import flash_attention  # needs triton: imported only when asked for
+
+        return flash_attention
     return _sdpa_math  # the one name left
 
 
