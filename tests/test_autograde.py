@@ -16,9 +16,19 @@ def test_the_report_lists_each_exercise_and_each_flagged_submission():
                  ExerciseSummary("x-exercise-2-tests", 1.0, {"ann": 1.0, "bob": 1.0})]  # fmt: skip
     text = format_report("a00", summaries, {"bob": [("x-exercise-1-tests", "a library shortcut was refused")]})
     assert text.splitlines()[0] == "# a00: 2 submissions"
-    assert "| x-exercise-1-tests | 1 | 1 | 0 | 1 | 0.50 |" in text
-    assert "| x-exercise-2-tests | 1 | 2 | 0 | 0 | 1.00 |" in text
+    assert "| x-exercise-1-tests | 1 | 1 | 0 | 1 | 0 | 0.50 |" in text
+    assert "| x-exercise-2-tests | 1 | 2 | 0 | 0 | 0 | 1.00 |" in text
     assert "- bob: x-exercise-1-tests (a library shortcut was refused)" in text
+
+
+def test_written_answers_not_marked_yet_are_counted_apart():
+    """nbgrader scores a changed written answer None until a person marks it (an unchanged one 0 at once): it is
+    neither full, partial nor zero, and the mean is that of the marked answers."""
+    summary = ExerciseSummary("x-exercise-1-written", 1.0, {"ann": None, "bob": 0.0, "cy": 1.0})
+    assert summary.counts() == (1, 0, 1) and summary.to_mark() == 1
+    text = format_report("a00", [summary, ExerciseSummary("x-exercise-2-written", 1.0, {"ann": None})], {})
+    assert "| x-exercise-1-written | 1 | 1 | 0 | 1 | 1 | 0.50 |" in text
+    assert "| x-exercise-2-written | 1 | 0 | 0 | 0 | 1 | - |" in text
 
 
 def _graded_cell(grade_id, ename, evalue):

@@ -92,23 +92,45 @@ def submit(root: Path, assignment: str, name: str, student: str, nb: nbformat.No
 
 
 def grades(root: Path, notebook: str, assignment: str) -> dict[str, dict[str, float]]:
-    """student -> grade id -> score, from nbgrader's gradebook."""
+    """student -> grade id -> score, from nbgrader's gradebook (None where a person has still to mark it)."""
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         return {
-            s: {g.name: g.score for g in gb.find_submission_notebook(notebook, assignment, s).grades} for s in STUDENTS
+            s: {
+                g.name: None if g.needs_manual_grade else g.score  # None: a written answer not marked yet
+                for g in gb.find_submission_notebook(notebook, assignment, s).grades
+            }
+            for s in STUDENTS
         }
 
 
-def submission(source, release, answer: Callable[[Exercise], str]) -> nbformat.NotebookNode:
-    """The release with each answer cell's source replaced by ``answer(exercise)``."""
-    by_answer_id = {source.cells[e.solution_cell].metadata["nbgrader"]["grade_id"]: e for e in find_exercises(source)}
+def submission(source, release, answer: Callable[[Exercise], str], written: str | None = None) -> nbformat.NotebookNode:
+    """The release with each answer cell's source replaced by ``answer(exercise)``, and each written answer (a "why?"
+    a person marks) by ``written`` (None: the model answer of the source version)."""
+    exercises = find_exercises(source)
+    by_answer_id = {source.cells[e.solution_cell].metadata["nbgrader"]["grade_id"]: e for e in exercises}
+    by_written_id = {written_id(source, e): e for e in exercises if e.written_cell is not None}
     nb = nbformat.from_dict(nbformat.reads(nbformat.writes(release), as_version=4))
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("solution"):
-            cell.source = answer(by_answer_id[cell.metadata["nbgrader"]["grade_id"]])
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            if grade_id in by_written_id:
+                model = source.cells[by_written_id[grade_id].written_cell].source
+                text = model.split("### BEGIN SOLUTION\n", 1)[1].split("\n### END SOLUTION", 1)[0]
+                cell.source = cell.source.replace("YOUR ANSWER HERE", text if written is None else written)
+            else:
+                cell.source = answer(by_answer_id[grade_id])
     return nb
+
+
+def written_id(source, ex: Exercise) -> str:
+    return source.cells[ex.written_cell].metadata["nbgrader"]["grade_id"]
+
+
+def points(source, grade_id: str) -> float:
+    return next(c.metadata["nbgrader"]["points"] for c in source.cells if c.metadata.get("nbgrader", {}).get(
+        "grade_id") == grade_id)  # fmt: skip
 
 
 COPYABLE_TAG = "COPYABLE-ANSWERS="
@@ -152,7 +174,7 @@ def shortcut_submission(source, release, shortcuts: dict[str, str], copied: dict
             code = "\n".join(f"{name} = {copied[name]}" for name in values)
         return code + (TAMPERING if ex.label == last else "")
 
-    return submission(source, release, answer)
+    return submission(source, release, answer, written="Because the code says so.")
 
 
 def copied_exercise(source, shortcuts: dict[str, str]) -> Exercise | None:
@@ -224,7 +246,12 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
         for e in exercises
         for i in graded_cells(source, e)
     }
+    written = {written_id(source, e) for e in exercises if e.written_cell is not None}
+    max_points |= {grade_id: points(source, grade_id) for grade_id in written}
     assert set(scores[REFERENCE]) == set(max_points), "every exercise is graded, its hidden tests on their own"
+    for grade_id in written:  # a changed written answer waits for a person (None); an unchanged one scores 0 at once
+        assert (scores[REFERENCE][grade_id], scores["unchanged"][grade_id], scores[SHORTCUT][grade_id]) == (
+            None, 0, None), grade_id  # fmt: skip
     assert any(len(found) == 2 for found in ids.values()), "partial credit: hidden tests in a cell of their own"
     for ex in exercises:
         label = ex.label

@@ -16,9 +16,9 @@ import pytest
 from course_lib.classroom import student
 from course_lib.classroom.exercises import Unanswered
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
-from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant, without_hidden_tests
+from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant, without_hidden_tests, written_parts
 from course_lib.classroom.stubs import solution_regions, stub_source
-from course_lib.classroom.student import student_notebook
+from course_lib.classroom.student import WRITTEN_STUB, student_notebook
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -339,6 +339,45 @@ def test_nbgrader_accepts_the_export():
     nb, _ = CheckCellMetadata().preprocess(nb, {})
     released, _ = ClearSolutions().preprocess(nb, {})
     assert "BEGIN SOLUTION" not in "".join(c.source for c in released.cells)
+
+
+WRITTEN = "**Exercise 1, in words.** Why 2?\n\n**Model answer.** Twice one.\n\n**Marking (1 point).** 1: says twice."
+
+
+def with_a_written_answer():
+    nb = toy_notebook()
+    nb.cells.insert(6, nbformat.v4.new_markdown_cell(WRITTEN, metadata={"tags": ["written-answer"]}))
+    return nb
+
+
+def test_a_written_answer_keeps_its_question_for_students_and_its_marking_for_the_grader():
+    nb = with_a_written_answer()
+    assert [(e.check_cell, e.written_cell) for e in find_exercises(nb)] == [(5, 6), (10, None), (12, None)]
+    assert written_parts(WRITTEN) == ("**Exercise 1, in words.** Why 2?", WRITTEN[WRITTEN.index("**Model") :])
+    student, exercises = student_notebook(nb)
+    assert student.cells[exercises[0].written_cell].source == f"**Exercise 1, in words.** Why 2?\n\n{WRITTEN_STUB}"
+    nb.cells[1].source += "\nVARIANT = 0"  # the VARIANT cell of its own and the hidden tests move cells down
+    nb.cells[5].source += f"\n{HIDDEN_BEGIN}\ncl.check_close(answer, torch.tensor(2.0), 'answer')\n### END HIDDEN TESTS"
+    source, exercises = nbgrader_notebook(nb, "00_toy", points=2)
+    cell = source.cells[exercises[0].written_cell]
+    assert (exercises[0].check_cell, exercises[0].hidden_cell, exercises[0].written_cell) == (6, 7, 8)
+    assert cell.metadata["nbgrader"] == {"grade": True, "grade_id": "00_toy-exercise-1-written", "locked": False,
+                                         "points": 2, "schema_version": 3, "solution": True, "task": False}  # fmt: skip
+    assert cell.source.split("\n")[:3] == ["**Exercise 1, in words.** Why 2?", "", "### BEGIN SOLUTION"]
+    assert cell.source.endswith("says twice.\n### END SOLUTION")
+    with pytest.raises(ValueError, match="Model answer"):
+        written_parts("Why 2? Because.")
+
+
+def test_nbgrader_releases_a_written_answer_as_its_question_and_a_place_to_write():
+    pytest.importorskip("nbgrader")
+    from nbgrader.preprocessors import CheckCellMetadata, ClearSolutions
+
+    nb, exercises = nbgrader_notebook(with_a_written_answer(), "00_toy")
+    nb, _ = CheckCellMetadata().preprocess(nb, {})
+    released, _ = ClearSolutions().preprocess(nb, {})
+    text = released.cells[exercises[0].written_cell].source
+    assert text.startswith("**Exercise 1, in words.** Why 2?") and "Model answer" not in text and "Marking" not in text
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)

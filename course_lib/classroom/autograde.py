@@ -11,9 +11,10 @@ one SQLite file: each waits up to 120 s for another's write instead of failing a
 process fails is reported with the end of its log, and the others are graded all the same.
 
 The report (printed, and written to ``reports/ASSIGNMENT.md`` and ``reports/ASSIGNMENT.csv``): per exercise, the
-points, how many submissions scored full, partial and zero marks, and the mean; then the flagged submissions, read
-from the autograded notebooks: a test cell that says "Not graded" (the guard found a changed checker,
-:mod:`course_lib.classroom.guard`) or that refused a library shortcut (``ShortcutError``).
+points, how many submissions scored full, partial and zero marks, how many written answers wait for a person to mark
+them (nbgrader's formgrader; an unchanged answer cell scores 0 at once), and the mean of the marked ones; then the
+flagged submissions, read from the autograded notebooks: a test cell that says "Not graded" (the guard found a
+changed checker, :mod:`course_lib.classroom.guard`) or that refused a library shortcut (``ShortcutError``).
 """
 
 from __future__ import annotations
@@ -44,14 +45,18 @@ class ExerciseSummary:
 
     grade_id: str
     max_score: float
-    scores: dict[str, float] = field(default_factory=dict)  # student -> score
+    scores: dict[str, float | None] = field(default_factory=dict)  # student -> score; None: not marked yet
 
     def counts(self) -> tuple[int, int, int]:
-        """(full, partial, zero) marks."""
-        values = list(self.scores.values())
+        """(full, partial, zero) marks, of the marked submissions."""
+        values = [s for s in self.scores.values() if s is not None]
         full = sum(s >= self.max_score for s in values)
         zero = sum(s <= 0 for s in values)
         return full, len(values) - full - zero, zero
+
+    def to_mark(self) -> int:
+        """How many submissions a person has still to mark here (written answers)."""
+        return sum(s is None for s in self.scores.values())
 
 
 def _students(root: Path, assignment: str) -> list[str]:
@@ -131,7 +136,8 @@ def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummar
                 for grade in notebook.grades:
                     if grade.max_score:
                         summary = summaries.setdefault(grade.name, ExerciseSummary(grade.name, grade.max_score))
-                        summary.scores[submission.student_id] = grade.score
+                        # nbgrader's score is 0.0 for a written answer nobody has marked yet: None says so
+                        summary.scores[submission.student_id] = None if grade.needs_manual_grade else grade.score
     students = sorted({s for summary in summaries.values() for s in summary.scores})
     flags = {s: f for s in students if (f := _flags(root, assignment, s))}
     return sorted(summaries.values(), key=lambda s: s.grade_id), flags
@@ -140,12 +146,14 @@ def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummar
 def format_report(assignment: str, summaries: list[ExerciseSummary], flags: dict[str, list[tuple[str, str]]]) -> str:
     """The report as Markdown."""
     n = max((len(s.scores) for s in summaries), default=0)
-    lines = [f"# {assignment}: {n} submissions", "", "| exercise (test cell) | points | full | partial | zero | mean |",
-             "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [f"# {assignment}: {n} submissions", "",
+             "| exercise (graded cell) | points | full | partial | zero | to mark | mean of the marked |",
+             "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for s in summaries:
         full, partial, zero = s.counts()
-        mean = sum(s.scores.values()) / max(len(s.scores), 1)
-        lines.append(f"| {s.grade_id} | {s.max_score:g} | {full} | {partial} | {zero} | {mean:.2f} |")
+        marked = [v for v in s.scores.values() if v is not None]
+        mean = f"{sum(marked) / len(marked):.2f}" if marked else "-"
+        lines.append(f"| {s.grade_id} | {s.max_score:g} | {full} | {partial} | {zero} | {s.to_mark()} | {mean} |")
     lines += ["", f"## Flagged submissions: {len(flags)}", ""]
     lines += [f"- {student}: " + "; ".join(f"{g} ({why})" for g, why in found) for student, found in flags.items()]
     return "\n".join(lines) + "\n"
@@ -161,10 +169,11 @@ def write_report(root: str | Path, assignment: str) -> str:
     students = sorted({s for summary in summaries for s in summary.scores})
     with open(root / "reports" / f"{assignment}.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", *(s.grade_id for s in summaries), "total", "flagged"])
-        for student in students:
+        writer.writerow(["student", *(s.grade_id for s in summaries), "total so far", "flagged"])
+        for student in students:  # an empty field: a written answer not marked yet
             scores = [s.scores.get(student, 0.0) for s in summaries]
-            writer.writerow([student, *scores, sum(scores), len(flags.get(student, []))])
+            total = sum(v for v in scores if v is not None)
+            writer.writerow([student, *("" if v is None else v for v in scores), total, len(flags.get(student, []))])
     return text
 
 

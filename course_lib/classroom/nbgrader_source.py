@@ -9,6 +9,11 @@ does not take it for a region (a no-break space between the two words). The exer
 Partial credit: a check cell that ends in hidden tests becomes two graded cells, the visible check and the hidden
 tests, each worth half the exercise's points (nbgrader scores a test cell in full or not at all).
 
+Written answers: an exercise's markdown cell tagged ``written-answer`` (a "why?" question, then its model answer and
+how it is marked) becomes a "manually graded answer" cell worth the exercise's points: the question, then the model
+answer and marking between nbgrader's solution markers, so that the release shows the question and a place to answer,
+and the source version the lecturer grades from shows the marking.
+
 Every other code cell is locked (read-only; nbgrader restores its source before grading), so that a submission cannot
 change the inputs, references or helper functions that its checks rely on. The one exception is the ``VARIANT = ...``
 line, moved into a cell of its own and left editable: in an nbgrader course every student receives the same release,
@@ -23,7 +28,7 @@ import re
 import nbformat
 from nbformat import NotebookNode
 
-from .notebook import HIDDEN_BEGIN, HIDDEN_END, VARIANT_RE, Exercise, clear_outputs, find_exercises
+from .notebook import HIDDEN_BEGIN, HIDDEN_END, VARIANT_RE, Exercise, clear_outputs, find_exercises, written_parts
 from .stubs import lines_of, solution_regions
 
 __all__ = ["nbgrader_notebook"]
@@ -86,6 +91,9 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tupl
                 "solution": False,
                 "task": False,
             }
+    for ex in exercises:
+        if ex.written_cell is not None:
+            _written_answer(nb.cells[ex.written_cell], _grade_id(name, ex.label, "written", used), points)
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and "nbgrader" not in cell.metadata:
             cell.metadata["nbgrader"] = {
@@ -99,6 +107,15 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tupl
     _variant_cell_of_its_own(nb, exercises)
     _hidden_tests_of_their_own(nb, exercises, name, used)
     return nb, exercises
+
+
+def _written_answer(cell: NotebookNode, grade_id: str, points: float) -> None:
+    """A written-answer cell as nbgrader's manually graded answer, in place: the question, then the model answer and
+    its marking as the solution region (the release replaces it with a place to write)."""
+    question, answer = written_parts(cell.source)
+    cell.source = f"{question}\n\n### BEGIN SOLUTION\n{answer}\n### END SOLUTION"
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "locked": False, "points": points,
+                                 "schema_version": 3, "solution": True, "task": False}  # fmt: skip
 
 
 def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name: str, used: set[str]) -> None:
@@ -129,6 +146,8 @@ def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name
                 other.check_cell += 1
             if other.hidden_cell is not None and other.hidden_cell > ex.check_cell:
                 other.hidden_cell += 1
+            if other.written_cell is not None and other.written_cell > ex.check_cell:
+                other.written_cell += 1
         ex.hidden_cell = ex.check_cell + 1
 
 
@@ -148,4 +167,5 @@ def _variant_cell_of_its_own(nb: NotebookNode, exercises: list[Exercise]) -> Non
         for ex in exercises:
             ex.solution_cell += ex.solution_cell >= i
             ex.check_cell = None if ex.check_cell is None else ex.check_cell + (ex.check_cell >= i)
+            ex.written_cell = None if ex.written_cell is None else ex.written_cell + (ex.written_cell >= i)
         return

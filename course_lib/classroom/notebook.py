@@ -19,11 +19,13 @@ __all__ = [
     "HIDDEN_BEGIN",
     "HIDDEN_END",
     "VARIANT_RE",
+    "WRITTEN_TAG",
     "Exercise",
     "clear_outputs",
     "find_exercises",
     "set_variant",
     "without_hidden_tests",
+    "written_parts",
 ]
 
 # "### Exercise 3 ...", "**Exercise 3 — ...**" in markdown, "# Exercise 3: ..." in code
@@ -31,6 +33,10 @@ _EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*Exercise\s+(\w+)")
 VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _CHECK_RE = re.compile(r"\bcheck_(?:answer|close|function)\(|^\s*assert\b", re.MULTILINE)
+# A written answer (a "why?" that a person marks): a markdown cell with this tag after the exercise's solution, its
+# question first, then a paragraph that begins "**Model answer" with the answer and how it is marked.
+WRITTEN_TAG = "written-answer"
+_MODEL_ANSWER_RE = re.compile(r"(?m)^\*\*Model answer")
 
 
 @dataclass
@@ -42,6 +48,7 @@ class Exercise:
     check_cell: int | None  # index of the first code cell after it that calls a checker or asserts
     names: list[str] = field(default_factory=list)  # functions / values the student writes
     hidden_cell: int | None = None  # nbgrader source versions: the check's hidden tests, graded on their own
+    written_cell: int | None = None  # a markdown cell tagged WRITTEN_TAG: a question a person marks
 
 
 def find_exercises(nb: NotebookNode) -> list[Exercise]:
@@ -79,7 +86,18 @@ def find_exercises(nb: NotebookNode) -> list[Exercise]:
             if cells[j].cell_type == "code" and _CHECK_RE.search("".join(cells[j].source)):
                 ex.check_cell = j
                 break
+        written = (j for j in range(ex.solution_cell + 1, stop) if WRITTEN_TAG in cells[j].metadata.get("tags", []))
+        ex.written_cell = next(written, None)
     return exercises
+
+
+def written_parts(source: str) -> tuple[str, str]:
+    """(question, model answer and marking) of a written-answer cell; ValueError where no "**Model answer" begins a
+    line, or where the question before it is empty."""
+    found = _MODEL_ANSWER_RE.search(source)
+    if found is None or not source[: found.start()].strip():
+        raise ValueError('a written-answer cell holds its question, then a line that begins "**Model answer"')
+    return source[: found.start()].rstrip(), source[found.start() :].strip()
 
 
 def clear_outputs(nb: NotebookNode) -> None:

@@ -15,7 +15,9 @@ region sits:
   ``q_2 = unanswered("Exercise N: q_2")``, a placeholder from :mod:`course_lib.classroom.exercises` that raises
   ``NotImplementedError`` as soon as the check touches it (rather than a confusing ``NameError``).
 
-Only code cells count: markdown that mentions the markers in prose is left alone. A check cell may end with hidden
+Only code cells count: markdown that mentions the markers in prose is left alone. A written answer (a markdown cell
+tagged ``written-answer``: a "why?" question, then its model answer and marking) keeps its question and loses the
+rest. A check cell may end with hidden
 tests between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` (nbgrader's markers: other seeds, edge cases);
 the student version leaves them out, as nbgrader's release does.
 
@@ -39,10 +41,12 @@ import nbformat
 from nbformat import NotebookNode
 
 from .nbgrader_source import nbgrader_notebook
-from .notebook import Exercise, clear_outputs, find_exercises, set_variant, without_hidden_tests
+from .notebook import Exercise, clear_outputs, find_exercises, set_variant, without_hidden_tests, written_parts
 from .stubs import stub_source
 
-__all__ = ["STUDENT_BANNER", "convert", "main", "student_notebook"]
+__all__ = ["STUDENT_BANNER", "WRITTEN_STUB", "convert", "main", "student_notebook"]
+
+WRITTEN_STUB = "*Your answer (double-click to edit):* ..."
 
 STUDENT_BANNER = (
     "> **Student version.** The reference solution of every exercise was replaced by a stub that raises\n"
@@ -64,6 +68,9 @@ def student_notebook(
     for ex in exercises:
         cell = nb.cells[ex.solution_cell]
         cell.source, ex.names = stub_source("".join(cell.source), ex.label)
+        if ex.written_cell is not None:  # the question stays, the model answer and its marking go
+            question, _ = written_parts("".join(nb.cells[ex.written_cell].source))
+            nb.cells[ex.written_cell].source = f"{question}\n\n{WRITTEN_STUB}"
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = without_hidden_tests("".join(cell.source))
@@ -75,6 +82,7 @@ def student_notebook(
         for ex in exercises:
             ex.solution_cell += 1
             ex.check_cell = None if ex.check_cell is None else ex.check_cell + 1
+            ex.written_cell = None if ex.written_cell is None else ex.written_cell + 1
     return nb, exercises
 
 
