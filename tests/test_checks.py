@@ -60,3 +60,42 @@ def test_check_function_catches_wrong_answers(wrong, words):
         check_function(wrong, scaled_dot_product_attention, qkv, name="attention")
     assert words in str(info.value)
     assert "attention" in str(info.value)
+
+
+# ---------------------------------------------------------------- what a check verifies before it compares
+
+
+class _Agreeable(torch.Tensor):  # a tensor whose own rules answer every comparison with "equal"
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = super().__torch_function__(func, types, args, kwargs)
+        return out.as_subclass(torch.Tensor) | True if func is torch.isclose else out
+
+
+def test_an_answer_with_rules_of_its_own_is_refused_and_a_parameter_is_not(capsys):
+    with pytest.raises(AssertionError, match="a plain torch.Tensor, got _Agreeable"):
+        check_close(torch.tensor([9.0, 9.0]).as_subclass(_Agreeable), torch.ones(2), "answer")
+    check_close(torch.nn.Parameter(torch.ones(2)), torch.ones(2), "parameter")  # no rules of its own
+    assert "✓ parameter is correct" in capsys.readouterr().out
+    made_before = torch.full((2,), 9.0).as_subclass(_Agreeable)  # (made inside the function, it is refused already)
+    with pytest.raises(AssertionError, match="_Agreeable"):
+        check_function(lambda x: made_before, lambda x: x, lambda g: (torch.ones(2),), name="f")
+
+
+def test_a_mode_left_on_stops_the_checks_and_torchs_own_modes_do_not():
+    from torch.overrides import TorchFunctionMode
+
+    class Agree(TorchFunctionMode):  # what an answer cell could enter and never leave
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return out | True if func is torch.isclose else out
+
+    class Profile(Agree):  # the grading machine's own (tools/rounding_startup.py marks its mode so)
+        course_profile = True
+
+    with Agree(), pytest.raises(AssertionError, match="Not graded: a torch mode \\(Agree\\)"):
+        check_close(torch.ones(2), torch.ones(2), "answer")
+    with Profile():
+        check_close(torch.ones(2), torch.ones(2), "answer")
+    with torch.device("cpu"):  # PyTorch's own mode (torch.set_default_device pushes the same)
+        check_close(torch.ones(2), torch.ones(2), "answer")

@@ -118,6 +118,8 @@ def _nudge(t, before=()):
 class RoundLikeAnotherMachine(TorchDispatchMode):
     """Every floating-point result of a compute operation moves by a few ulp, deterministically (see the module)."""
 
+    course_profile = True  # the machine's own mode: the exercise checks trust it (course_lib.classroom.integrity)
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         global _own_seconds
         start = _clock()

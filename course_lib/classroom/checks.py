@@ -23,6 +23,7 @@ from torch import Tensor
 
 from ..validate import integer, number
 from .exercises import Unanswered, blocked
+from .integrity import untrusted
 
 __all__ = ["explain_difference", "check_answer", "check_close", "check_function"]
 
@@ -201,9 +202,12 @@ def check_close(
     """Raise ``AssertionError`` explaining how ``actual`` differs from ``expected``; print a short OK otherwise.
 
     An :class:`Unanswered` placeholder (the student version's stub) raises ``NotImplementedError`` instead.
-    ``reveal=False`` keeps the expected value out of the message (see :func:`check_answer`).
+    ``reveal=False`` keeps the expected value out of the message (see :func:`check_answer`). What a check verifies
+    before it compares (no torch mode left on, a plain tensor): :mod:`course_lib.classroom.integrity`.
     """
-    problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints, reveal=reveal)
+    _raise_if_unanswered(actual)
+    options = dict(atol=atol, rtol=rtol, hints=hints, reveal=reveal)
+    problem = untrusted(actual) or explain_difference(actual, expected, **options)
     if problem is not None:
         raise AssertionError(f"{name}: {problem}")
     print(f"✓ {name} is correct")
@@ -257,7 +261,7 @@ def check_function(
             raise
         except Exception as err:  # report the student's error together with the inputs' shapes
             raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
-        problem = explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
+        problem = untrusted(actual) or explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
         if problem is not None:
             raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
     without = tuple(dict.fromkeys(without))

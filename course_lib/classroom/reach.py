@@ -159,6 +159,9 @@ _C_WATCHED = frozenset({"Tensor.numpy", "TensorBase.numpy", _ENGINE, *_THREADS, 
 # Python copies of PyTorch's operators (primTorch references, decompositions): they do an operator's work with
 # other operators, so an exercise that blocks an operator blocks them.
 _PYTHON_OPERATORS = ("torch._refs", "torch._decomp", "torch._prims")
+# torch._C's context managers that switch the two doors off (the modes are skipped inside them): refused while the
+# doors are open, unless torch or the course calls them
+_SWITCHES = ("_DisableTorchDispatch", "DisableTorchFunction")
 
 
 def _called_from_outside(frame: Any) -> bool:
@@ -178,7 +181,8 @@ class Reaches:
     ``originals`` (id of a function object -> its dotted name) or reaches an operator of ``kernels``
     (:func:`kernels_of`), by any name. Nothing is recorded outside the ``with`` block.
 
-    Also refused inside: starting a thread (the doors watch the thread they were opened in); with ``kernels``, a
+    Also refused inside: switching the doors off (``torch._C._DisableTorchDispatch``, ``DisableTorchFunction``);
+    starting a thread (the doors watch the thread they were opened in); with ``kernels``, a
     Python copy of an operator (``torch._refs``, ``torch._decomp``) and a tensor handed to NumPy; with
     ``autograd``, the autograd engine (every backward pass)."""
 
@@ -189,6 +193,7 @@ class Reaches:
         self.by_name = by_name or {}  # "module.function" of code that runs -> dotted name (modules not imported)
         self._doors = (_FunctionDoor(self), _KernelDoor(self))
         self._profile = None
+        self._switches: dict[str, Any] = {}  # torch._C's switches, replaced while the doors are open
         self._hook = self._calls  # one bound method, to recognise it
         self._trusted: set[Any] = set()  # the code of the torch modes that were on before the check began
         self.refused: str | None = None  # the first refusal: it fails the block even if the answer caught it
@@ -240,6 +245,14 @@ class Reaches:
         if dotted is not None:
             self.refuse(dotted, dotted)
 
+    def _guarded(self, name: str, original: Any) -> Any:
+        def switch(*args: Any, **kwargs: Any) -> Any:
+            if not (sys._getframe(1).f_globals.get("__name__") or "").startswith(("torch", "course_lib")):
+                self.refuse(f"torch._C.{name}", f"torch._C.{name}")  # it switches off what the check watches
+            return original(*args, **kwargs)
+
+        return switch
+
     def _in_a_mode_from_before(self, frame: Any) -> bool:
         """Whether ``frame`` runs inside a torch mode that was on before the check began (the grading machine's own,
         such as a profile of tools/portability.py that rounds like another machine): its calls are not the answer's."""
@@ -264,6 +277,9 @@ class Reaches:
         if self.originals or self.kernels:
             for door in self._doors:
                 door.__enter__()
+            self._switches = {name: getattr(torch._C, name) for name in _SWITCHES}
+            for name, original in self._switches.items():
+                setattr(torch._C, name, self._guarded(name, original))
         self._profile = sys.getprofile()
         sys.setprofile(self._hook)
         return self
@@ -271,6 +287,8 @@ class Reaches:
     def __exit__(self, exc_type: Any, *exc: object) -> None:
         sys.setprofile(self._profile)  # (a raise in the hook has already removed it)
         if self.originals or self.kernels:
+            for name, original in self._switches.items():
+                setattr(torch._C, name, original)
             for door in reversed(self._doors):
                 door.__exit__(exc_type, *exc)
         if exc_type is None and self.refused is not None:  # refused, and the answer caught the error: still refused

@@ -13,10 +13,15 @@ finding, each of these:
   whose attribute is not a literal, the frame and object internals (``__dict__``, ``__globals__``, ``f_globals``,
   ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``, ``importlib``,
   ``gc``, ``inspect``, ``ctypes``, ``pickle``, ``unittest.mock``, ...);
+- **what switches the checks' watch off or rewrites it**: torch's modes (``TorchFunctionMode``, ...), the switches
+  that turn them off (``torch._C._DisableTorchDispatch``, ...), a class with its own ``__torch_function__``, a kernel
+  registered over PyTorch's (``torch.library``), and importing a module an answer does not need (one written to a
+  file at run time, ``os``, ``subprocess``, ...: only ``_ALLOWED_MODULES`` and their submodules pass);
+- a name bound to a module by a plain attribute chain (``checks = cl.classroom.checks``) is read as the module;
 - the code given to ``%time`` / ``%timeit`` is read the same way (those magics are otherwise harmless).
 
-A reading finds what is written, not every effect code can have: a lying tensor subclass or a mode left switched on
-needs checks at run time too (see the lecturer's guide).
+A reading finds what is written, not every effect code can have: what only shows when the code runs (a mode left
+switched on, an answer tensor with its own rules) is checked at run time too (:mod:`course_lib.classroom.integrity`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,18 @@ _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults_
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
 _HARMLESS_MAGICS = {"time", "timeit", "matplotlib"}
+# What switches off or rewrites what the checks see at run time: torch's modes and the switches that turn them off,
+# a tensor's own rules, a kernel registered over PyTorch's (torch.library)
+_SWITCHING = {"TorchFunctionMode", "TorchDispatchMode", "_DisableTorchDispatch", "DisableTorchFunction",
+              "DisableTorchFunctionSubclass", "_disabled_torch_function_impl", "_disabled_torch_dispatch_impl",
+              "__torch_function__", "__torch_dispatch__", "_push_mode", "_pop_mode", "library", "Library"}  # fmt: skip
+_SWITCHING_MODULES = ("torch.library", "torch.overrides", "torch.utils._python_dispatch", "torch._C")
+# The modules an answer may import (and their submodules): a module written at run time and imported, or one that
+# reaches the file system or other processes, is not among them
+_ALLOWED_MODULES = {"torch", "numpy", "math", "cmath", "course_lib", "functools", "itertools", "collections", "heapq",
+                    "bisect", "copy", "dataclasses", "typing", "string", "re", "statistics", "random", "time", "json",
+                    "unicodedata", "warnings", "abc", "enum", "fractions", "decimal", "textwrap", "matplotlib",
+                    "seaborn", "tqdm", "sacrebleu", "tokenizers", "einops"}  # fmt: skip
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
@@ -141,6 +158,7 @@ def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str]) -> list[
             reaching = {a.name.split(".")[0] for a in node.names} | {(getattr(node, "module", "") or "").split(".")[0]}
             found += [f"line {node.lineno}: imports {m}, made for reaching into other code"
                       for m in sorted(reaching & _REACHING_MODULES)]  # fmt: skip
+            found += _unusual_imports(node)
         found += [f"line {getattr(node, 'lineno', '?')}: rebinds {name}, which the checks use"
                   for name in _names_bound(node) if name in watched]  # fmt: skip
     for node in ast.walk(tree):
@@ -148,6 +166,32 @@ def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str]) -> list[
             found += [f"line {node.lineno}: declares {name} global, which the checks use"
                       for name in node.names if name in watched]  # fmt: skip
     return found
+
+
+def _unusual_imports(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Imports of a module outside _ALLOWED_MODULES, or of one that switches the checks' watch off."""
+    imported = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    full = imported + ([f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else [])
+    found = [f"line {node.lineno}: imports {m}, which can switch off or rewrite what the checks see"
+             for m in full if m.startswith(_SWITCHING_MODULES)]  # fmt: skip
+    top = {m.split(".")[0] for m in imported if m} - _ALLOWED_MODULES - _REACHING_MODULES
+    return found + [f"line {node.lineno}: imports {m}, not a module an answer needs" for m in sorted(top)]
+
+
+def _module_aliases(tree: ast.AST, modules: set[str]) -> set[str]:
+    """Names bound to a module or a part of one by a plain attribute chain (``checks = cl.classroom.checks``), which
+    the cell can then change as it could the module itself."""
+    aliases, grown = set(modules) | CHECKERS, True
+    while grown:
+        grown = False
+        for node in ast.walk(tree):
+            chain = node.value if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) else None
+            while isinstance(chain, ast.Attribute):
+                chain = chain.value
+            if isinstance(chain, ast.Name) and chain.id in aliases:
+                new = {t.id for target in _targets(node) for t in _flat(target) if isinstance(t, ast.Name)} - aliases
+                aliases, grown = aliases | new, grown or bool(new)
+    return aliases - CHECKERS
 
 
 def _changes(tree: ast.AST, outside: set[int], protected: set[str], modules: set[str]) -> list[str]:
@@ -177,6 +221,9 @@ def _indirection(tree: ast.AST, protected: set[str], modules: set[str]) -> list[
             found += [f"in %{magic[0]}: {line}" for line in tampering(magic[1], protected, modules)]
             continue
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else name
+        if name in _SWITCHING:
+            found.append(f"line {node.lineno}: uses {name}, which can switch off or rewrite what the checks see")
         if name in _INDIRECTION or name in _INTERNALS:
             if not (name == "get_ipython" and _is_harmless_magic_call(tree, node)):
                 found.append(f"line {node.lineno}: uses {name}, which can change what the checks see")
@@ -207,7 +254,7 @@ def tampering(source: str, protected: set[str], modules: set[str]) -> list[str]:
     outside = _outside_functions(tree)
     own_imports = {n for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                    for n in _names_bound(node)}  # fmt: skip
-    modules = modules | own_imports
+    modules = _module_aliases(tree, modules | own_imports)
     found = _rebindings(outside, tree, protected | CHECKERS)
     found += _changes(tree, set(map(id, outside)), protected, modules)
     found += _indirection(tree, protected, modules)

@@ -493,6 +493,17 @@ VARIANT = "s7654321"
 }
 
 CAUGHT = {
+    # closed on 2026-11-27: torch._C's switches refused while checking (classroom.reach); read as tampering: a module
+    # alias by attribute chain, an import of a module an answer does not need, torch's modes, torch.library, a
+    # class with its own __torch_function__ (classroom.tampering); at run time too: a mode left on, an answer
+    # tensor with its own rules (classroom.integrity)
+    "softmax: the dispatcher's modes switched off (DisableTorchDispatch)",
+    "attention: the dispatcher's modes switched off (DisableTorchDispatch)",
+    "a module bound to a new name, then patched",
+    "a file written and imported",
+    "a TorchFunctionMode entered and never left",
+    "torch.library overrides the CPU kernel of aten::isclose",
+    "an answer tensor that agrees with anything (Tensor subclass)",
     # shortcuts: ShortcutError under blocked(...); the first seven were holes until classroom.reach refused starting a
     # thread, handing a tensor to NumPy, calling torch's Python copies of operators, and the autograd engine
     "attention: course_lib.kernels.launch.attention_reference",  # blocked by its qualified name (needs triton)
@@ -582,36 +593,6 @@ CAUGHT = {
     "walrus rebinds a locked cell's input",
 }
 
-# Each hole: (why it gets through today, how the guard could close it). The "why" is its strict-xfail reason.
-HOLES = {
-    # shortcuts
-    "softmax: the dispatcher's modes switched off (DisableTorchDispatch)": (
-        "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off from inside the answer",
-        "block those context managers by name while checking, or check in a subprocess on its outputs only",
-    ),
-    "attention: the dispatcher's modes switched off (DisableTorchDispatch)": (
-        "torch._C._DisableTorchDispatch / DisableTorchFunction turn both doors off",
-        "block those context managers while checking",
-    ),
-    # tampering
-    "a module bound to a new name, then patched": (
-        "checks = cl.classroom.checks: the alias's root is not a module name the locked cells imported",
-        "treat any name bound to an expression rooted at a module (or an import in the cell) as a module",
-    ),
-    "a file written and imported": (
-        "the patch lives in a file written at run time and imported under a new name",
-        "flag imports of modules other than an allow-list (torch, math, numpy, course_lib ...) in answer cells",
-    ),
-    "a TorchFunctionMode entered and never left": (
-        "a mode pushed by an answer cell stays on for the rest of the notebook and rewrites torch.isclose",
-        "in check_*, refuse to run (or clear the stack) if torch.overrides/_python_dispatch modes are active",
-    ),
-    "torch.library overrides the CPU kernel of aten::isclose": (
-        "torch.library.Library('aten', 'IMPL') replaces a kernel every later check dispatches to",
-        "deny torch.library in answer cells; compare with a kernel-free check (e.g. in float64 Python) at the end",
-    ),
-    "an answer tensor that agrees with anything (Tensor subclass)": (
-        "the answer's own __torch_function__ answers torch.isclose; nothing in the source is tampering",
-        "check answers as type(x) is Tensor (or x.as_subclass(Tensor) / .tolist()) before comparing",
-    ),
-}
+# Each hole: (why it gets through today, how the guard could close it). The "why" is its strict-xfail reason. The last
+# seven were closed on 2026-11-27 (see CAUGHT).
+HOLES: dict[str, tuple[str, str]] = {}
