@@ -201,7 +201,7 @@ def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
 # wide for the slide that have no blank columns to be cut at (the course map of 00, a row of heatmaps, the diagrams),
 # which only a slide-sized drawing in the notebook can fix. They may shrink, not grow; the test fails when an entry
 # is no longer needed.
-SMALL_FIGURES = {"11": 4, "12": 2}
+SMALL_FIGURES = {"12": 2}
 
 
 def deck_slides(nb: Path) -> int:
