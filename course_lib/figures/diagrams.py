@@ -197,13 +197,13 @@ def architecture_families_diagram():
       causal self-attention → cross-attention → next-token logits ``(B, V)``: for turning one sequence into
       another (translation, speech recognition)."""
     fig, ax = _canvas(15.0, 6.6)
-    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.95)
+    # 15 x 6.6 units on 15 x 4.7 inches, without a title across the panels: a slide deck cuts the figure at the blank
+    # columns between the families and shows one a slide (tools.slide_figures), each short enough to project.
+    fig.set_size_inches(15.0, 4.7)
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.99)
     _encoder_only_panel(ax)
     _decoder_only_panel(ax)
     _encoder_decoder_panel(ax)
-    for x in (4.15, 8.7):
-        ax.plot([x, x], [0.15, 6.45], color="#cccccc", linewidth=1.0)
-    ax.set_title("Three Transformer families: the same blocks, different masks and wiring", fontsize=12)
     return fig
 
 

@@ -197,11 +197,11 @@ def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
 # are saved as screenshots (build/e2e/deck-NN-densest.png, deck-NN-widest.png), the numbers in build/e2e/slides-NN.json.
 
 
-# Figures whose smallest text stays below 14 px on a 1280x720 slide, per deck (issue 29, in progress): figures too
-# wide for the slide that have no blank columns to be cut at (the course map of 00, a row of heatmaps, the diagrams),
-# which only a slide-sized drawing in the notebook can fix. They may shrink, not grow; the test fails when an entry
-# is no longer needed.
-SMALL_FIGURES = {"12": 2}
+# Figures whose smallest text stays below 14 px on a 1280x720 slide, per deck (issue 29): none are left. A figure too
+# wide or too tall for a slide, with no blank columns to be cut at, is fixed by drawing it slide-sized in the notebook
+# (about 10 x 4.4 inches or less, one panel a figure where need be), not by listing it here. Entries may shrink, not
+# grow; the test fails when one is no longer needed.
+SMALL_FIGURES: dict[str, int] = {}
 
 
 def deck_slides(nb: Path) -> int:
