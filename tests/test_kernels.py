@@ -346,6 +346,53 @@ def test_tma_path_is_correct(N, causal):
     assert rel_error(out, attention_reference(q, k, v, causal)) <= TOL[torch.bfloat16]
 
 
+@pytest.mark.parametrize("switch", [{"WARP_SPECIALIZE": True}, {"LONGEST_FIRST": False}], ids=["ws", "shortest"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_measuring_switches_compute_the_same_attention(switch, causal):
+    """Warp specialization and the causal tile order change how the work is scheduled, never what is computed
+    (python -m course_lib.kernels.ablation times them; a switch that changed the result would be a bug, not a speed)."""
+    if CUDA and "WARP_SPECIALIZE" in switch and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("warp specialization needs a Hopper-class GPU (or Triton's CPU interpreter)")
+    q, k, v = qkv(1, 2, 100 if INTERPRET else 1000, 64, torch.bfloat16)
+    tiles = INTERPRETER_TILES if INTERPRET else {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}
+    out = flash_attention(q, k, v, causal, config={**tiles, **switch})
+    assert rel_error(out, attention_reference(q, k, v, causal)) <= TOL[torch.bfloat16]
+
+
+def test_the_ablation_changes_one_thing_per_variant():
+    """Each variant of python -m course_lib.kernels.ablation differs from the baseline's launch in exactly the
+    technique it names; the tile order is measured only where it exists (causal)."""
+    ablation = pytest.importorskip("course_lib.kernels.ablation")
+    tile = (128, 64, 4, 3)
+    base_tma, base = ablation._config(tile, "baseline")
+    assert (base_tma, base) == (False, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3})
+    changed = {}
+    for variant in ablation.VARIANTS:
+        use_tma, config = ablation._config(tile, variant)
+        changed[variant] = {key for key in set(config) | set(base) if config.get(key) != base.get(key)}
+        changed[variant] |= {"use_tma"} if use_tma != base_tma else set()
+    assert changed == {
+        "baseline": set(),
+        "TMA loads": {"use_tma"},
+        "warp specialization": {"WARP_SPECIALIZE"},
+        "TMA + warp spec.": {"use_tma", "WARP_SPECIALIZE"},
+        "no pipelining": {"num_stages"},
+        "shortest first": {"LONGEST_FIRST"},
+    }
+    assert "shortest first" in ablation.variants_for(True) and "shortest first" not in ablation.variants_for(False)
+    for D, tiles in ablation.CANDIDATES.items():
+        assert D in kernels.SUPPORTED_HEAD_DIMS and all(bm % bn == 0 for bm, bn, _, _ in tiles)
+
+
+def test_the_ablation_table_reads_both_ratios():
+    ablation = pytest.importorskip("course_lib.kernels.ablation")
+    row = {"D": 128, "causal": True, "N": 8192, "variant": "TMA loads", "tflops": 512.4, "vs_baseline": 1.08,
+           "speed_vs_sdpa": 0.86, "config": "BM64 BN64 w4 s3"}  # fmt: skip
+    header, rule, line = ablation.format_table([row]).splitlines()
+    assert header.count("|") == rule.count("|") == line.count("|")
+    assert line == "| 128 | yes | 8192 | TMA loads | 512 | 1.08× | 0.86× | BM64 BN64 w4 s3 |"
+
+
 # ---- input validation ----------------------------------------------------------------------------------------------
 
 
@@ -434,6 +481,22 @@ def test_rejects_bad_tile_config():
     q, k, v = qkv(1, 1, 8, 64, torch.bfloat16)
     with pytest.raises(ValueError, match="multiple of BLOCK_N"):
         flash_attention(q, k, v, config={"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1})
+
+
+@pytest.mark.parametrize(
+    "config,error,match",
+    [
+        ({"BLOCK_M": 32, "BLOCK_N": 16}, ValueError, "missing \\['num_warps', 'num_stages'\\]"),
+        ({**INTERPRETER_TILES, "WARP_SPECIALISE": True}, ValueError, "unknown \\['WARP_SPECIALISE'\\]"),
+        ({**INTERPRETER_TILES, "LONGEST_FIRST": 0}, TypeError, "LONGEST_FIRST must be a bool"),
+    ],
+    ids=["missing", "misspelt-switch", "switch-not-bool"],
+)
+def test_rejects_configs_it_would_misread(config, error, match):
+    """A misspelt switch would otherwise reach the kernel as an unknown keyword (or be ignored): say so first."""
+    q, k, v = qkv(1, 1, 8, 64, torch.bfloat16)
+    with pytest.raises(error, match=match):
+        flash_attention(q, k, v, config=config)
 
 
 def test_flop_count_convention():

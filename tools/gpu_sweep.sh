@@ -6,7 +6,9 @@
 #   tools/gpu_sweep.sh bench       python -m course_lib.kernels.bench (the Triton kernel against SDPA, bf16, D = 64
 #                                  and D = 128, N = 1k ... 16k, causal and not, each SDPA backend timed too) and
 #                                  python -m course_lib.bench --device cuda
-#   tools/gpu_sweep.sh all         the three, in this order
+#   tools/gpu_sweep.sh ablation    python -m course_lib.kernels.ablation: what each kernel technique buys (TMA, warp
+#                                  specialization, pipelining, causal tile order), D = 64 and 128, causal and not
+#   tools/gpu_sweep.sh all         tests, notebooks and bench, in this order (ablation only when asked for)
 #
 # Each part writes its log (and the benchmarks their CSV files) to $OUT, or build/gpu when OUT is unset, next to
 # versions.txt: the GPU, the driver, torch, triton and Python, to quote with the results in the README.
@@ -99,9 +101,12 @@ case $part in bench | all)
     done
     run_part bench "$python" -m course_lib.bench --device cuda --time-budget 0.5 --no-progress --csv "$out/bench_cuda.csv" || status=1
 esac
-case $part in tests | notebooks | bench | all) ;;
+case $part in ablation)
+    run_part ablation "$python" -m course_lib.kernels.ablation --csv "$out/kernels_ablation.csv" || status=1
+esac
+case $part in tests | notebooks | bench | ablation | all) ;;
 *)
-    echo "usage: tools/gpu_sweep.sh [tests|notebooks|bench|all]" >&2
+    echo "usage: tools/gpu_sweep.sh [tests|notebooks|bench|ablation|all]" >&2
     exit 2
     ;;
 esac

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from .measure import TOLERANCE, attention_flops, check_correctness, inputs, tflops
 
-__all__ = ["TOLERANCE", "bench_row", "describe_device", "format_table", "main"]
+__all__ = ["TOLERANCE", "bench_row", "describe_device", "format_table", "main", "write_csv"]
 
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -158,14 +158,14 @@ def main(argv: list[str] | None = None) -> int:
                     N, args.tokens, args.heads, args.head_dim, dtype, causal, args.warmup, args.rep, tma_options
                 )
         if args.csv:
-            _write_csv(args.csv, rows)
+            write_csv(args.csv, rows)
         return 0
 
     rows = [_table_row(args, N, dtype, causal) for N in args.ns for causal in causals]
     print()
     print(format_table(rows))
     if args.csv:
-        _write_csv(args.csv, rows)
+        write_csv(args.csv, rows)
     return 0
 
 
@@ -180,7 +180,8 @@ def _table_row(args: argparse.Namespace, N: int, dtype: torch.dtype, causal: boo
     return row
 
 
-def _write_csv(path: str, rows: list[dict]) -> None:
+def write_csv(path: str, rows: list[dict]) -> None:
+    """Write ``rows`` (dicts with the same keys) to ``path`` as CSV, a header first; nothing when there are none."""
     if not rows:
         return
     with open(path, "w", newline="") as f:

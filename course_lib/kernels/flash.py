@@ -47,13 +47,13 @@ Tricks that close the gap to a hand-written CUDA kernel (each one is marked in t
 6. **Autotuning.** Tile sizes, ``num_warps`` (threads per program / 32) and ``num_stages`` (how many K/V
    tiles are prefetched ahead by the software pipeline) are picked per ``(N, D, causal)`` by
    ``triton.autotune`` from a short list.
+7. **Switches for measuring** (``python -m course_lib.kernels.ablation``): ``WARP_SPECIALIZE=True`` asks the
+   compiler to split the unmasked loop between loading and computing warps; ``LONGEST_FIRST=False`` launches causal
+   tiles shortest first.
 
-Requires ``triton`` >= 3.6 (it ships with the CUDA builds of PyTorch). Its tests passed with 3.6 compiled on an H100
-and with 3.6 (NumPy 2.3; its interpreter fails with NumPy 2.4), 3.8 and 3.9 under the interpreter; every Triton API it
-uses, the TMA path's ``tl.make_tensor_descriptor`` and ``triton.set_allocator`` included, is in 3.6. They fail with
-2.3, the release torch 2.3 brings along. On a machine without a GPU the same kernel runs on the CPU under Triton's
-interpreter when the environment variable ``TRITON_INTERPRET=1`` is set *before* ``triton`` is imported: slow, but
-exact enough to test against at small sizes.
+Requires ``triton`` >= 3.6 (it ships with the CUDA builds of PyTorch): its tests passed with 3.6 on an H100 and with
+3.6 (NumPy 2.3), 3.8 and 3.9 under the interpreter (``TRITON_INTERPRET=1`` set *before* ``triton`` is imported runs
+the same kernel on the CPU: slow, but exact enough to test against at small sizes); they fail with 2.3.
 """
 
 from __future__ import annotations
@@ -112,13 +112,14 @@ def _attend_to_tiles(
     CAUSAL: tl.constexpr,
     USE_TMA: tl.constexpr,
     UPCAST_DOTS: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr = False,
 ):
     """Fold the key/value tiles lo, lo + BLOCK_N, ... (< hi) into the running softmax state (acc, l_i, m_i).
 
     MASKED=False: every key in [lo, hi) exists and is visible to every query of the tile (no mask work at all).
     MASKED=True:  keys past N are hidden, and with CAUSAL also keys to the right of each query's position.
     """
-    for start_n in range(lo, hi, BLOCK_N):
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):  # switch 7 (a plain range if off)
         start_n = tl.multiple_of(start_n, BLOCK_N)  # tells the compiler the tile start is aligned
 
         # -- scores of this tile: s = q kᵀ, (BLOCK_M, D) x (D, BLOCK_N) on the tensor cores, float32 result.
@@ -181,10 +182,10 @@ def _key_ranges(start_m, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL
 
 
 @triton.jit
-def _first_query_row(BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+def _first_query_row(BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr, LONGEST_FIRST: tl.constexpr):
     """The first query row of this program's tile. Grid = (number of query tiles, B·H)."""
     tile_m = tl.program_id(0)
-    if CAUSAL:
+    if CAUSAL and LONGEST_FIRST:
         # Under a causal mask the last query tiles have the most keys to visit: launch them first so the
         # short tiles fill the gaps at the end instead of leaving the GPU half idle.
         tile_m = tl.num_programs(0) - 1 - tile_m
@@ -235,8 +236,10 @@ def flash_attention_fwd(
     UPCAST_DOTS: tl.constexpr,  # True only under the CPU interpreter with bfloat16, see _load_query
     BLOCK_M: tl.constexpr,  # chosen by the autotuner (or passed explicitly)
     BLOCK_N: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr = False,  # switches 7: see the module docstring
+    LONGEST_FIRST: tl.constexpr = True,
 ):
-    start_m = _first_query_row(BLOCK_M, CAUSAL)  # this program's query rows: start_m .. start_m + BLOCK_M - 1
+    start_m = _first_query_row(BLOCK_M, CAUSAL, LONGEST_FIRST)  # my query rows: start_m .. start_m + BLOCK_M - 1
 
     # ---- Where is my head? Contiguous (B, H, N, D): head b·H + h starts (b·H + h)·N·D elements in (int64: > 2³¹).
     head_offset = tl.program_id(1).to(tl.int64) * N * HEAD_DIM
@@ -266,7 +269,7 @@ def flash_attention_fwd(
     acc, l_i, m_i = _attend_to_tiles(
         acc, l_i, m_i, q, K_head=K_head, V_head=V_head, k_desc=k_desc, v_desc=v_desc, tile_offsets=tile_offsets,
         offs_m=offs_m, N=N, lo=0, hi=full_end, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASKED=False, CAUSAL=CAUSAL,
-        USE_TMA=USE_TMA, UPCAST_DOTS=UPCAST_DOTS,
+        USE_TMA=USE_TMA, UPCAST_DOTS=UPCAST_DOTS, WARP_SPECIALIZE=WARP_SPECIALIZE,
     )  # fmt: skip
     acc, l_i, m_i = _attend_to_tiles(
         acc, l_i, m_i, q, K_head=K_head, V_head=V_head, k_desc=k_desc, v_desc=v_desc, tile_offsets=tile_offsets,
@@ -288,12 +291,9 @@ CONFIGS = [
                          (128, 128, 8, 2), (128, 128, 8, 3), (64, 64, 4, 3)]
 ]  # fmt: skip
 
-flash_attention_fwd_tuned = triton.autotune(configs=CONFIGS, key=["N", "HEAD_DIM", "CAUSAL", "USE_TMA"])(
-    flash_attention_fwd
-)
+flash_attention_fwd_tuned = triton.autotune(CONFIGS, key=["N", "HEAD_DIM", "CAUSAL", "USE_TMA"])(flash_attention_fwd)
 
-# The configuration used under the interpreter (no autotuning there: every timing would be meaningless). Small
-# tiles on purpose, so that small test sequences still cross several tiles, the diagonal and a ragged tail.
+# Interpreter tiles (no autotuning there): small, so short test sequences cross tiles, the diagonal and a ragged tail.
 INTERPRETER_CONFIG = {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1}
 
 # Triton decides at decoration time (the import of this module) whether @triton.jit compiles or interprets.

@@ -164,7 +164,8 @@ def flash_attention(
         use_tma: load tiles through Hopper's TMA unit (default: False; see ``python -m course_lib.kernels.bench``).
             Under the interpreter the same descriptor code runs on the CPU, so it can be tested without a GPU.
         config: fix ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}`` instead of autotuning
-            (``BLOCK_M`` must be a multiple of ``BLOCK_N``).
+            (``BLOCK_M`` must be a multiple of ``BLOCK_N``), optionally with the kernel's switches
+            ``WARP_SPECIALIZE`` and ``LONGEST_FIRST`` (booleans; see :mod:`course_lib.kernels.flash`, trick 7).
 
     Returns:
         ``(B, H, N, D)`` tensor of the input dtype, equal to ``attention_reference(q, k, v, causal)`` up to
@@ -185,10 +186,13 @@ def flash_attention(
         if not tma_supported(q.device):
             raise ValueError("use_tma=True needs a CUDA GPU of compute capability 9.0 or newer (Hopper)")
         _install_tma_allocator()
+    if config is not None and config.get("WARP_SPECIALIZE") and q.device.type == "cuda":
+        if torch.cuda.get_device_capability(q.device)[0] < 9:  # Triton splits warps with Hopper's async barriers
+            raise ValueError("WARP_SPECIALIZE=True needs a CUDA GPU of compute capability 9.0 or newer (Hopper)")
     if interpreting and config is None:
         config = INTERPRETER_CONFIG
-    if config is not None and config["BLOCK_M"] % config["BLOCK_N"] != 0:
-        raise ValueError(f"BLOCK_M must be a multiple of BLOCK_N, got {config}")
+    if config is not None:
+        _check_config(config)
 
     out = torch.empty_like(q)
     qk_scale = _LOG2_E / math.sqrt(D)  # trick 2: softmax in base 2, 1/√D and log2(e) in one factor
@@ -206,6 +210,25 @@ def flash_attention(
             launch = {**meta, **config}
             flash_attention_fwd[grid](*args, **launch)
     return out
+
+
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages")
+SWITCHES = ("WARP_SPECIALIZE", "LONGEST_FIRST")  # the kernel's switches for measuring (flash.py, trick 7)
+
+
+def _check_config(config: dict) -> None:
+    missing = [key for key in CONFIG_KEYS if key not in config]
+    unknown = [key for key in config if key not in CONFIG_KEYS + SWITCHES]
+    if missing or unknown:
+        raise ValueError(
+            f"config needs exactly the keys {CONFIG_KEYS} and optionally the switches {SWITCHES}; "
+            f"missing {missing}, unknown {unknown}"
+        )
+    if config["BLOCK_M"] % config["BLOCK_N"] != 0:
+        raise ValueError(f"BLOCK_M must be a multiple of BLOCK_N, got {config}")
+    for switch in SWITCHES:
+        if switch in config:
+            flag(switch, config[switch])
 
 
 def best_config(q: Tensor, causal: bool = False, use_tma: bool = False) -> dict | None:
