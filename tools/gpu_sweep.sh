@@ -8,7 +8,9 @@
 #                                  python -m course_lib.bench --device cuda
 #   tools/gpu_sweep.sh ablation    python -m course_lib.kernels.ablation: what each kernel technique buys (TMA, warp
 #                                  specialization, pipelining, causal tile order), D = 64 and 128, causal and not
-#   tools/gpu_sweep.sh all         tests, notebooks and bench, in this order (ablation only when asked for)
+#   tools/gpu_sweep.sh cpu         `make test` on this machine's CPU (its CPU is one CI never has): the unit tests and
+#                                  strict nbval over every notebook and every core path, COURSE_DEVICE=cpu
+#   tools/gpu_sweep.sh all         tests, notebooks and bench, in this order (ablation and cpu only when asked for)
 #
 # Each part writes its log (and the benchmarks their CSV files) to $OUT, or build/gpu when OUT is unset, next to
 # versions.txt: the GPU, the driver, torch, triton and Python, to quote with the results in the README.
@@ -104,9 +106,25 @@ esac
 case $part in ablation)
     run_part ablation "$python" -m course_lib.kernels.ablation --csv "$out/kernels_ablation.csv" || status=1
 esac
-case $part in tests | notebooks | bench | ablation | all) ;;
+case $part in cpu)
+    # What `make test` runs (Makefile: test-unit, test-notebooks, test-core-paths), with this machine's Python.
+    if jupyter_packages; then
+        nbval_env=$("$python" -m tools.nbval_env)
+        nbval=(--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly
+            -p no:cacheprovider -q "${notebook_xdist[@]}")
+        run_part cpu_unit env COURSE_DEVICE=cpu "$python" -m pytest tests -q -p no:cacheprovider -rs "${xdist[@]}" \
+            || status=1
+        run_part cpu_notebooks $nbval_env "$python" -m pytest "${nbval[@]}" notebooks || status=1
+        rm -rf build/core-paths && "$python" -m tools.sections --core-paths build/core-paths notebooks/[0-9][0-9]_*.ipynb
+        run_part cpu_core_paths $nbval_env "$python" -m pytest "${nbval[@]}" build/core-paths || status=1
+    else
+        results+=("cpu: NOT RUN (no Jupyter packages)")
+        status=1
+    fi
+esac
+case $part in tests | notebooks | bench | ablation | cpu | all) ;;
 *)
-    echo "usage: tools/gpu_sweep.sh [tests|notebooks|bench|ablation|all]" >&2
+    echo "usage: tools/gpu_sweep.sh [tests|notebooks|bench|ablation|cpu|all]" >&2
     exit 2
     ;;
 esac
