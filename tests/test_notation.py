@@ -1,7 +1,10 @@
-"""One notation for the whole course (docs/glossary.md, "Notation"; issue 31): the notebooks' prose uses the symbols
-stated there, and none of the old ones: $D_h$ or $N_h$ or $d_\\text{head}$ for the width and number of heads (the course
-writes $d_k$ and $H$), $L_q$/$L_k$ for the numbers of queries and keys ($L$ and $S$), and column-vector projections
-such as $W_q x$ (tokens are row vectors: $x W_q$)."""
+"""One notation for the whole course (docs/glossary.md, "Notation"; issue 31): the notebooks' prose, and the pages of
+docs/ that teach (glossary, misconceptions, exam bank, lecturers' guide), use the symbols stated there, and none of the
+old ones: $D_h$ or $N_h$ or $d_\\text{head}$ for the width and number of heads (the course writes $d_k$ and $H$), $L_q$/$L_k$
+for the numbers of queries and keys ($L$ and $S$), column-vector projections such as $W_q x$ (tokens are row vectors:
+$x W_q$), and upper-case projection subscripts such as $W_Q$ or $W_O^{(h)}$ (the course writes $W_q$, ..., $W_o$, as the
+code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs). The printed legends of the notebooks'
+code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or `N_h`."""
 
 import json
 import re
@@ -12,6 +15,7 @@ from course_lib.paths import NOTEBOOKS_DIR, ROOT
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 GLOSSARY = ROOT / "docs" / "glossary.md"
+DOCS = [ROOT / "docs" / name for name in ("glossary.md", "misconceptions.md", "exam_bank.md", "lecturers_guide.md")]
 # A cell that quotes a paper in the paper's own symbols says so with this HTML comment (invisible when rendered),
 # and maps them to the course's symbols in the same cell.
 PAPERS_NOTATION = "<!-- paper's notation"
@@ -22,7 +26,10 @@ OLD = {
     r"(?<![\w\\])L_q\b|(?<![\w\\])L_k\b|L_\{q\}|L_\{k\}": "the numbers of queries and keys are $L$ and $S$",
     r"(?<![\w\\])W_\{?[qkvQKV]\}?(?:\^\{?\(h\)\}?)?\s*x\b": "tokens are row vectors: $x W_q$, not $W_q x$",
     r"d_\{\\text\{model\}\}\s*/\s*h\b": "the number of heads is $H$ (lower-case $h$ numbers one head)",
+    r"(?<![\\_])W_(?:[QKVO](?![A-Za-z])|\{[QKVO]\})": "projections have lower-case subscripts: $W_q, W_k, W_v, W_o$",
 }
+# The old head-width names in what code cells print (stream text and text/plain): the code says Dk.
+OLD_PRINTED = re.compile(r"(?<![\w\\])(?:Dh|D_h|N_h)(?!\w)|D_\{h\}|N_\{h\}")
 
 
 def prose(path) -> list[tuple[int, str]]:
@@ -40,7 +47,36 @@ def prose(path) -> list[tuple[int, str]]:
     return out
 
 
-def old_symbols(cells: list[tuple[int, str]]) -> list[str]:
+def doc_prose(path) -> list[tuple[int, str]]:
+    """(line number, paragraph) of a Markdown page, without code blocks, code spans and link targets."""
+    text = re.sub(r"```.*?```", lambda m: "\n" * m[0].count("\n"), path.read_text(encoding="utf-8"), flags=re.S)
+    out = []
+    for m in re.finditer(r"(?:[^\n]+\n?)+", text):
+        line = text.count("\n", 0, m.start()) + 1
+        out.append((line, re.sub(r"`[^`\n]*`|\]\([^)]*\)", " ", m[0])))
+    return out
+
+
+def printed(path) -> list[tuple[int, str]]:
+    """(cell index, text) of what each code cell printed: stream output and text/plain results."""
+    out = []
+    for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        for output in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
+            text = output.get("text") if output["output_type"] == "stream" else output.get("data", {}).get("text/plain")
+            if text:
+                out.append((i, "".join(text)))
+    return out
+
+
+def old_printed(outputs: list[tuple[int, str]]) -> list[str]:
+    return [
+        f"code cell {i} printed {m[0]!r}: ...{text[max(0, m.start() - 40) : m.end() + 20]!r}..."
+        for i, text in outputs
+        for m in OLD_PRINTED.finditer(text)
+    ]
+
+
+def old_symbols(cells: list[tuple[int, str]], where: str = "markdown cell") -> list[str]:
     found = []
     for i, text in cells:
         for pattern, rule in OLD.items():
@@ -48,7 +84,7 @@ def old_symbols(cells: list[tuple[int, str]]) -> list[str]:
                 continue
             for m in re.finditer(pattern, text):
                 context = text[max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
-                found.append(f"markdown cell {i}: {m[0]!r} ({rule}): ...{context}...")
+                found.append(f"{where} {i}: {m[0]!r} ({rule}): ...{context}...")
     return found
 
 
@@ -58,15 +94,40 @@ def test_prose_uses_the_course_notation(path):
     assert not found, f"{path.name}: old symbols (see docs/glossary.md#notation):\n" + "\n".join(found)
 
 
+@pytest.mark.parametrize("path", [p for p in DOCS if p.exists()], ids=lambda p: p.name)
+def test_the_docs_use_the_course_notation(path):
+    found = old_symbols(doc_prose(path), where="line")
+    assert not found, f"docs/{path.name}: old symbols (see docs/glossary.md#notation):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_printed_legends_use_the_codes_head_width(path):
+    found = old_printed(printed(path))
+    assert not found, f"{path.name}: old head-width names in printed output (the code writes Dk):\n" + "\n".join(found)
+
+
 def test_the_checker_flags_old_symbols_and_spares_code_and_quoted_papers():
     cells = [
         (0, "Heads of width $D_h = D/H$, $N_h$ of them, a projection $q = W_q x$, $L_q = 5$ queries."),
         (1, "Code such as `Q.view(B, L, H, D_h)` and $x W_q$ with $d_k$, $H$, $L$, $S$ is fine."),
         (2, "<!-- paper's notation: quoted -->\n> with $N_h$ heads of dimension $D_h$ ..."),
+        (3, "$Q = XW_Q$, then $W_{K}$, a head's $W_V^{(h)}$ and $W_O$; in plain text W_O^(h)."),
+        (4, "The circuits $W_{OV}^{(h)} = W_v^{(h)} W_o^{(h)}$ and $W_{QK}$, `W_O` in code, and W_OV in plain text."),
     ]
     cells = [(i, re.sub(r"`[^`\n]*`", " ", t)) for i, t in cells]
     found = old_symbols(cells)
-    assert [f.split(":")[0] for f in found] == ["markdown cell 0"] * 4, found
+    assert [f.split(":")[0] for f in found] == ["markdown cell 0"] * 4 + ["markdown cell 3"] * 5, found
+    assert [f.split("'")[1] for f in found[4:]] == ["W_Q", "W_{K}", "W_V", "W_O", "W_O"], found
+
+
+def test_the_printed_checker_flags_old_head_widths_only():
+    outputs = [
+        (0, "per-head outputs  (2, 3, 5, 4)   (B, H, L, Dh)\nH * Dh = 3 * 4 = 12"),
+        (1, "(1, 4, 5, 16) = (B, H_kv, T, D_h); N_h = 4 heads"),
+        (2, "(B, H, L, Dk), d_head = 8, DHL, Dhaka, mha.d_head, x_Dh2, D_head"),
+    ]
+    found = old_printed(outputs)
+    assert [f.split(" printed ")[0] for f in found] == ["code cell 0"] * 2 + ["code cell 1"] * 2, found
 
 
 def test_the_notation_is_stated_once_and_linked_from_notebook_00():
