@@ -1,10 +1,10 @@
 """One notation for the whole course (docs/glossary.md, "Notation"; issue 31): the notebooks' prose, and the pages of
 docs/ that teach (glossary, misconceptions, exam bank, lecturers' guide), use the symbols stated there, and none of the
-old ones: $D_h$ or $N_h$ or $d_\\text{head}$ for the width and number of heads (the course writes $d_k$ and $H$), $L_q$/$L_k$
-for the numbers of queries and keys ($L$ and $S$), column-vector projections such as $W_q x$ (tokens are row vectors:
-$x W_q$), and upper-case projection subscripts such as $W_Q$ or $W_O^{(h)}$ (the course writes $W_q$, ..., $W_o$, as the
-code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs). The printed legends of the notebooks'
-code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or `N_h`."""
+old ones: $D_h$ or $N_h$ or $d_\\text{head}$ for the width and number of heads (the course writes $d_k$ and $H$),
+$L_q$/$L_k$ for the numbers of queries and keys ($L$ and $S$), column-vector projections such as $W_q x$ (tokens are row
+vectors: $x W_q$), and upper-case projection subscripts such as $W_Q$ or $W_O^{(h)}$ (the course writes $W_q$, ...,
+$W_o$, as the code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs). The printed legends of
+the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or `N_h`."""
 
 import json
 import re
