@@ -11,7 +11,7 @@ K/V projections repeat each K/V head ``H / H_kv`` times (tested); fewer K/V head
 
 Shape legend: ``B`` batch, ``L`` new tokens in this call, ``T`` positions already in the cache, ``S = T + L`` keys,
 ``D`` model width, ``H`` query heads, ``H_kv`` key/value heads, ``G = H / H_kv`` query heads per K/V head,
-``Dh = D / H`` head width.
+``Dk = D / H`` head width.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ class KVCache:
 
     Causal attention never changes what it computed for earlier positions, so when generating token ``t + 1`` the
     keys and values of positions ``0 .. t`` can be kept instead of recomputed. Layer ``i`` stores
-    ``keys[i]`` and ``values[i]``, each ``(B, H_kv, T, Dh)`` (keys after RoPE, when the model uses it), or ``None``
-    while empty. :meth:`append` concatenates along ``T`` (a copy per step: plain, not fast; serving systems
+    ``keys[i]`` and ``values[i]``, each ``(B, H_kv, S, Dk)`` (keys after RoPE, when the model uses it), or ``None``
+    while empty. :meth:`append` concatenates along ``S`` (a copy per step: plain, not fast; serving systems
     preallocate). Memory, the reason for grouped-query attention:
 
-    .. math::  \text{nbytes} = 2 \cdot B \cdot \text{layers} \cdot H_{kv} \cdot D_h \cdot T
+    .. math::  \text{nbytes} = 2 \cdot B \cdot \text{layers} \cdot H_{kv} \cdot d_k \cdot S
                \cdot \text{bytes per element}
 
     (the 2 counts keys and values). Start a new cache (or :meth:`reset`) for every new batch of prompts.
@@ -71,13 +71,13 @@ class KVCache:
         return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values) if t is not None)
 
     def append(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Add ``k`` and ``v`` ``(B, H_kv, L, Dh)`` to layer ``layer``.
+        """Add ``k`` and ``v`` ``(B, H_kv, L, Dk)`` to layer ``layer``.
 
-        Returns all the keys and values of that layer, ``(B, H_kv, S, Dh)`` each, ``S = T + L``.
+        Returns all the keys and values of that layer, ``(B, H_kv, S, Dk)`` each, ``S = T + L``.
         """
         self.layer_length(layer)  # checks layer
         for name, t in (("k", k), ("v", v)):
-            tensor(name, t, floating=True, shape=(None,) * 4, layout="(B, H_kv, L, Dh)")
+            tensor(name, t, floating=True, shape=(None,) * 4, layout="(B, H_kv, L, Dk)")
         if k.shape != v.shape:
             raise ValueError(f"k and v must have the same shape, got k {shape_of(k)} and v {shape_of(v)}")
         old_k, old_v = self.keys[layer], self.values[layer]
@@ -85,9 +85,9 @@ class KVCache:
             if old_k.shape[:2] != k.shape[:2] or old_k.shape[-1] != k.shape[-1]:
                 raise ValueError(
                     f"k of shape {shape_of(k)} does not continue the cached keys of shape {shape_of(old_k)} "
-                    "(B, H_kv and Dh must agree)"
+                    "(B, H_kv and Dk must agree)"
                 )
-            k, v = torch.cat((old_k, k), dim=-2), torch.cat((old_v, v), dim=-2)  # (B, H_kv, S, Dh)
+            k, v = torch.cat((old_k, k), dim=-2), torch.cat((old_v, v), dim=-2)  # (B, H_kv, S, Dk)
         self.keys[layer], self.values[layer] = k, v
         return k, v
 
@@ -111,8 +111,8 @@ class GroupedQueryAttention(nn.Module):
     """Causal multi-head self-attention with ``num_kv_heads`` key/value heads shared by groups of query heads.
 
     ``w_q`` and ``w_o`` are ``(D, D)`` as in :class:`course_lib.multihead.MultiHeadAttention`; ``w_k`` and ``w_v``
-    map ``D`` to ``H_kv * Dh`` only. The ``G = H / H_kv`` query heads ``kv * G .. kv * G + G - 1`` share key/value
-    head ``kv``: computed by broadcasting (queries ``(B, H_kv, G, L, Dh)`` against keys ``(B, H_kv, 1, S, Dh)``),
+    map ``D`` to ``H_kv * Dk`` only. The ``G = H / H_kv`` query heads ``kv * G .. kv * G + G - 1`` share key/value
+    head ``kv``: computed by broadcasting (queries ``(B, H_kv, G, L, Dk)`` against keys ``(B, H_kv, 1, S, Dk)``),
     equal to repeating each K/V head ``G`` times (``repeat_interleave``) and running ordinary multi-head attention.
 
     Args:
@@ -121,7 +121,7 @@ class GroupedQueryAttention(nn.Module):
         num_kv_heads: key/value heads ``H_kv``, dividing ``num_heads``; ``None`` means ``H`` (multi-head
             attention), ``1`` is multi-query attention.
         bias: biases in the four projections.
-        rope: rotate queries and keys with :func:`course_lib.positional.apply_rope` (``Dh`` must be even).
+        rope: rotate queries and keys with :func:`course_lib.positional.apply_rope` (``Dk`` must be even).
         rope_base: the base of the RoPE frequencies.
 
     Forward ``(x, mask=None, return_weights=False, *, cache=None, layer=0)``:
@@ -175,21 +175,21 @@ class GroupedQueryAttention(nn.Module):
         tensor("x", x, floating=True, shape=(None, None, self.d_model), layout=f"(B, L, d_model={self.d_model})")
         instance("cache", cache, KVCache, "a KVCache", optional=True)
         B, L, _ = x.shape
-        H, H_kv, Dh = self.num_heads, self.num_kv_heads, self.d_head
+        H, H_kv, Dk = self.num_heads, self.num_kv_heads, self.d_head
         past = 0 if cache is None else cache.layer_length(layer)  # T
         S = past + L
         mask = _grouped_mask(mask, B, H, H_kv, L, S, x.device)  # the edge: checked before anything is cached
-        q = split_heads(self.w_q(x), H)  # (B, H, L, Dh)
-        k = split_heads(self.w_k(x), H_kv)  # (B, H_kv, L, Dh)
-        v = split_heads(self.w_v(x), H_kv)  # (B, H_kv, L, Dh)
+        q = split_heads(self.w_q(x), H)  # (B, H, L, Dk)
+        k = split_heads(self.w_k(x), H_kv)  # (B, H_kv, L, Dk)
+        v = split_heads(self.w_v(x), H_kv)  # (B, H_kv, L, Dk)
         if self.rope:  # the new tokens sit at positions T .. T + L - 1; cached keys were rotated when computed
             positions = torch.arange(past, past + L, device=x.device)
             q, k = apply_rope(q, positions, self.rope_base), apply_rope(k, positions, self.rope_base)
         if cache is not None:
-            k, v = cache.append(layer, k, v)  # (B, H_kv, S, Dh)
-        q = q.view(B, H_kv, H // H_kv, L, Dh)  # (B, H_kv, G, L, Dh): query head h = kv * G + g
-        out, weights = attend(q, k[:, :, None], v[:, :, None], mask)  # (B, H_kv, G, L, Dh), (B, H_kv, G, L, S)
-        out = self.w_o(merge_heads(out.reshape(B, H, L, Dh)))  # (B, H_kv, G, L, Dh) -> (B, H, L, Dh) -> (B, L, D)
+            k, v = cache.append(layer, k, v)  # (B, H_kv, S, Dk)
+        q = q.view(B, H_kv, H // H_kv, L, Dk)  # (B, H_kv, G, L, Dk): query head h = kv * G + g
+        out, weights = attend(q, k[:, :, None], v[:, :, None], mask)  # (B, H_kv, G, L, Dk), (B, H_kv, G, L, S)
+        out = self.w_o(merge_heads(out.reshape(B, H, L, Dk)))  # (B, H_kv, G, L, Dk) -> (B, H, L, Dk) -> (B, L, D)
         return (out, weights.reshape(B, H, L, S)) if return_weights else out
 
     def extra_repr(self) -> str:

@@ -5,7 +5,7 @@ inputs once, at its edge); :class:`MultiHeadAttention` equals
 ``torch.nn.MultiheadAttention`` with copied weights (:meth:`MultiHeadAttention.from_torch`).
 
 Shape legend: ``B`` batch, ``H`` heads, ``L`` query length, ``S`` key length, ``D`` model width (``d_model``),
-``Dh = D / H`` width of one head.
+``Dk = D / H`` width of one head.
 """
 
 from __future__ import annotations
@@ -23,33 +23,33 @@ __all__ = ["MultiHeadAttention", "merge_heads", "split_heads"]
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
     """Cut the last dimension into ``num_heads`` equal slices and move the heads forward.
 
-    ``(B, L, D)`` → ``(B, H, L, Dh)`` with ``Dh = D / H``: head ``h`` gets columns ``h*Dh : (h+1)*Dh``.
+    ``(B, L, D)`` → ``(B, H, L, Dk)`` with ``Dk = D / H``: head ``h`` gets columns ``h*Dk : (h+1)*Dk``.
     """
     integer("num_heads", num_heads, minimum=1)
     tensor("x", x, shape=(None,) * 3, layout="(B, L, D)")
     B, L, D = x.shape
     if D % num_heads:
         raise ValueError(f"the width D={D} of x {shape_of(x)} is not divisible by num_heads={num_heads}")
-    return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dh) -> (B, H, L, Dh)
+    return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dk) -> (B, H, L, Dk)
 
 
 def merge_heads(x: Tensor) -> Tensor:
-    """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dh)`` → ``(B, L, H*Dh)``."""
-    tensor("x", x, shape=(None,) * 4, layout="(B, H, L, Dh)")
-    B, H, L, Dh = x.shape
-    return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, H, Dh) -> (B, L, D)
+    """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dk)`` → ``(B, L, H*Dk)``."""
+    tensor("x", x, shape=(None,) * 4, layout="(B, H, L, Dk)")
+    B, H, L, Dk = x.shape
+    return x.transpose(1, 2).reshape(B, L, H * Dk)  # (B, L, H, Dk) -> (B, L, D)
 
 
 class MultiHeadAttention(nn.Module):
     r"""Multi-head attention built from :func:`scaled_dot_product_attention`, equal to ``nn.MultiheadAttention``.
 
-    .. math::  \operatorname{MHA}(X_q, X_{kv}) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_O,
-               \qquad \text{head}_h = \operatorname{Attention}(X_q W_Q^{(h)},\; X_{kv} W_K^{(h)},\; X_{kv} W_V^{(h)})
+    .. math::  \operatorname{MHA}(X_q, X_{kv}) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_o,
+               \qquad \text{head}_h = \operatorname{Attention}(X_q W_q^{(h)},\; X_{kv} W_k^{(h)},\; X_{kv} W_v^{(h)})
 
-    The ``H`` per-head projections ``W_Q^{(h)}`` (``(D, Dh)`` each) are stored side by side as one
-    ``nn.Linear(D, D)`` (``w_q``; likewise ``w_k``, ``w_v``): head ``h`` uses output columns ``h*Dh:(h+1)*Dh``,
+    The ``H`` per-head projections ``W_q^{(h)}`` (``(D, d_k)`` each) are stored side by side as one
+    ``nn.Linear(D, D)`` (``w_q``; likewise ``w_k``, ``w_v``): head ``h`` uses output columns ``h*Dk:(h+1)*Dk``,
     so one matrix product followed by a reshape (:func:`split_heads`) computes every head at once.
-    ``w_o`` is the output projection ``W_O`` that mixes the concatenated heads.
+    ``w_o`` is the output projection ``W_o`` that mixes the concatenated heads.
 
     Args:
         d_model: model width ``D`` of queries, keys and values (and of the output).
@@ -75,7 +75,7 @@ class MultiHeadAttention(nn.Module):
         if d_model % num_heads:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
-        self.w_q = nn.Linear(d_model, d_model, bias=bias)  # the H matrices W_Q^(h) side by side
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)  # the H matrices W_q^(h) side by side
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)  # mixes the concatenated heads
@@ -110,10 +110,10 @@ class MultiHeadAttention(nn.Module):
         return_weights: bool = False,
     ) -> Tensor | tuple[Tensor, Tensor]:
         key, value, mask = self._check(query, key, value, mask)  # the edge: every check, once
-        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
-        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
-        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
-        heads, weights = attend(q, k, v, mask)  # (B, H, L, Dh), (B, H, L, S)
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dk)
+        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dk)
+        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dk)
+        heads, weights = attend(q, k, v, mask)  # (B, H, L, Dk), (B, H, L, S)
         out = self.w_o(merge_heads(heads))  # (B, L, D)
         return (out, weights) if return_weights else out
 
@@ -121,8 +121,8 @@ class MultiHeadAttention(nn.Module):
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
         """A copy of ``m``'s weights in this class (same device and dtype), so the outputs match ``m``'s.
 
-        ``nn.MultiheadAttention`` stores ``W_Q, W_K, W_V`` stacked in ``in_proj_weight`` ``(3D, D)`` and
-        ``W_O`` in ``out_proj``. Its boolean ``attn_mask`` means the opposite of ours (True = *not* allowed):
+        ``nn.MultiheadAttention`` stores ``W_q, W_k, W_v`` stacked in ``in_proj_weight`` ``(3D, D)`` and
+        ``W_o`` in ``out_proj``. Its boolean ``attn_mask`` means the opposite of ours (True = *not* allowed):
         pass ``~mask`` to it. The weights do not depend on ``batch_first``; our inputs are always batch first.
         Outputs match when ``m`` has ``dropout=0`` or is in eval mode. Modules with ``kdim``/``vdim`` different
         from ``embed_dim``, ``add_bias_kv`` or ``add_zero_attn`` have no counterpart here (``ValueError``).

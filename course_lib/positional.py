@@ -4,7 +4,7 @@ Attention by itself is permutation equivariant: shuffle the tokens and the outpu
 Every function here gives the model a way to tell positions apart.
 
 Shape legend: ``...`` any leading dimensions (batch ``B``, heads ``H``); ``L`` sequence length (number of
-positions); ``D`` width of a vector (``d_model``, or a head's width ``Dh`` for RoPE); ``P`` a number of positions.
+positions); ``D`` width of a vector (``d_model``, or a head's width ``Dk`` for RoPE); ``P`` a number of positions.
 
 The angle of pair ``i`` (dimensions ``2i`` and ``2i + 1``) at position ``pos`` is the same in the sinusoidal
 encoding and in RoPE:

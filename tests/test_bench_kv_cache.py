@@ -10,7 +10,7 @@ import torch
 from course_lib.bench import kv_cache
 from course_lib.bench.kv_cache import KVRow
 
-# D = 16, 2 layers, H = 4, H_kv = 2 (so Dh = 4), V = 32, P = 3
+# D = 16, 2 layers, H = 4, H_kv = 2 (so Dk = 4), V = 32, P = 3
 TINY = ["--d-model", "16", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--vocab", "32", "--prompt", "3"]
 TINY += ["--repeats", "2"]
 
@@ -52,7 +52,7 @@ def test_the_table_has_a_row_per_n_and_every_column(capsys, tmp_path):
 def test_the_cache_bytes_are_the_formula_written_by_hand(batch, n):
     (row,) = kv_cache.run_kv_benchmark(tiny_model(), [n], prompt_len=3, batch=batch, repeats=1)
     length = 3 + n - 1  # the last new token is never read
-    by_hand = 2 * batch * 2 * 2 * 4 * length * 4  # keys and values, B, layers, H_kv, Dh, T, float32
+    by_hand = 2 * batch * 2 * 2 * 4 * length * 4  # keys and values, B, layers, H_kv, Dk, T, float32
     assert row.cache_length == length
     assert row.cache_bytes == row.formula_bytes == by_hand
     mqa = kv_cache.build_model(vocab_size=32, d_model=16, num_heads=4, num_kv_heads=1, num_layers=2, max_len=40)

@@ -107,11 +107,11 @@ def test_model_equals_a_torch_assembly_with_learned_positions():
 
 def repeated_mha(gqa: GroupedQueryAttention) -> MultiHeadAttention:
     """An ordinary multi-head layer whose K/V projections repeat each of gqa's K/V heads G times."""
-    H_kv, Dh, G = gqa.num_kv_heads, gqa.d_head, gqa.num_heads // gqa.num_kv_heads
+    H_kv, Dk, G = gqa.num_kv_heads, gqa.d_head, gqa.num_heads // gqa.num_kv_heads
     mha = MultiHeadAttention(gqa.d_model, gqa.num_heads).double()
 
-    def repeat(w):  # (H_kv * Dh, ...) -> (H * Dh, ...): K/V head j becomes query-head slots j*G .. j*G + G - 1
-        return w.unflatten(0, (H_kv, Dh)).repeat_interleave(G, dim=0).flatten(0, 1)
+    def repeat(w):  # (H_kv * Dk, ...) -> (H * Dk, ...): K/V head j becomes query-head slots j*G .. j*G + G - 1
+        return w.unflatten(0, (H_kv, Dk)).repeat_interleave(G, dim=0).flatten(0, 1)
 
     with torch.no_grad():
         for ours, full in ((gqa.w_q, mha.w_q), (gqa.w_o, mha.w_o)):
@@ -143,19 +143,19 @@ def test_grouped_query_attention_equals_mha_with_repeated_kv_heads(num_kv_heads)
 def rope_reference(gqa: GroupedQueryAttention, x):
     """Causal GQA with RoPE, one head at a time, RoPE as the rotation matrices R_m (x @ R_m), float64."""
     B, n, _ = x.shape
-    H, H_kv, Dh = gqa.num_heads, gqa.num_kv_heads, gqa.d_head
-    q = (x @ gqa.w_q.weight.T + gqa.w_q.bias).view(B, n, H, Dh)
-    k = (x @ gqa.w_k.weight.T + gqa.w_k.bias).view(B, n, H_kv, Dh)
-    v = (x @ gqa.w_v.weight.T + gqa.w_v.bias).view(B, n, H_kv, Dh)
-    R = torch.stack([rope_rotation_matrix(m, Dh) for m in range(n)])  # (L, Dh, Dh)
+    H, H_kv, Dk = gqa.num_heads, gqa.num_kv_heads, gqa.d_head
+    q = (x @ gqa.w_q.weight.T + gqa.w_q.bias).view(B, n, H, Dk)
+    k = (x @ gqa.w_k.weight.T + gqa.w_k.bias).view(B, n, H_kv, Dk)
+    v = (x @ gqa.w_v.weight.T + gqa.w_v.bias).view(B, n, H_kv, Dk)
+    R = torch.stack([rope_rotation_matrix(m, Dk) for m in range(n)])  # (L, Dk, Dk)
     later = torch.ones(n, n, dtype=torch.bool).triu(1)
     heads = []
     for h in range(H):
         j = h // (H // H_kv)  # the K/V head of query head h
         qh = torch.einsum("bld,lde->ble", q[:, :, h], R)
         kh = torch.einsum("bld,lde->ble", k[:, :, j], R)
-        scores = (qh @ kh.transpose(1, 2) / math.sqrt(Dh)).masked_fill(later, -math.inf)
-        heads.append(torch.softmax(scores, dim=-1) @ v[:, :, j])  # (B, L, Dh)
+        scores = (qh @ kh.transpose(1, 2) / math.sqrt(Dk)).masked_fill(later, -math.inf)
+        heads.append(torch.softmax(scores, dim=-1) @ v[:, :, j])  # (B, L, Dk)
     return torch.cat(heads, dim=-1) @ gqa.w_o.weight.T + gqa.w_o.bias
 
 
@@ -205,18 +205,18 @@ def test_kv_cache_nbytes_follows_the_formula():
         assert cache.nbytes == 0 and cache.length == 0
         with torch.no_grad():
             model(tokens(B=B, length=T), cache=cache)
-        Dh, bytes_per_element = D // H, 8  # float64
-        assert cache.nbytes == 2 * B * layers * num_kv_heads * Dh * T * bytes_per_element
+        Dk, bytes_per_element = D // H, 8  # float64
+        assert cache.nbytes == 2 * B * layers * num_kv_heads * Dk * T * bytes_per_element
         actual = sum(t.untyped_storage().nbytes() for t in (*cache.keys, *cache.values))
         assert cache.nbytes == actual
-        assert cache.keys[1].shape == (B, num_kv_heads, T, Dh)
+        assert cache.keys[1].shape == (B, num_kv_heads, T, Dk)
         cache.reset()
         assert cache.nbytes == 0 and cache.keys == [None, None]
 
 
 def test_kv_cache_append_concatenates_along_the_positions():
     cache = KVCache(1)
-    k1, v1, k2, v2 = torch.randn(4, 2, 3, 5, 4).unbind(0)  # each (B, H_kv, L, Dh)
+    k1, v1, k2, v2 = torch.randn(4, 2, 3, 5, 4).unbind(0)  # each (B, H_kv, L, Dk)
     cache.append(0, k1, v1)
     keys, values = cache.append(0, k2[:, :, :2], v2[:, :, :2])
     torch.testing.assert_close(keys, torch.cat((k1, k2[:, :, :2]), dim=2))
@@ -254,8 +254,8 @@ def test_attention_weights_are_causal_rows_that_sum_to_one():
 
 
 def parameter_count(V, D, H, H_kv, F, layers, max_len, learned, tied):
-    Dh = D // H
-    attention = (D * D + D) * 2 + (D * H_kv * Dh + H_kv * Dh) * 2  # w_q, w_o; w_k, w_v
+    Dk = D // H
+    attention = (D * D + D) * 2 + (D * H_kv * Dk + H_kv * Dk) * 2  # w_q, w_o; w_k, w_v
     block = attention + (D * F + F) + (F * D + D) + 2 * 2 * D  # two linears, two LayerNorms
     return V * D + learned * max_len * D + layers * block + 2 * D + (not tied) * V * D
 

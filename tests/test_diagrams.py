@@ -32,7 +32,7 @@ def test_multihead_diagram_concatenates_heads_to_the_model_width():
     text = labels(diagrams.multihead_diagram(seq_len=7, d_model=24, num_heads=4))
     assert "(4, 7, 6)" in text, "the split heads: (h, T, D/h)"
     assert "(7, 4·6) = (7, 24)" in text, "concatenated: T x (h·d_k) = T x D, not T x d_k x h"
-    assert "heads 3 to 3" in text and "W_O" in text
+    assert "heads 3 to 3" in text and "W_o" in text
 
 
 def test_encoder_block_diagram_puts_the_masks_on_the_scores():

@@ -106,17 +106,17 @@ def loop_reference(mha, query, key, value, mask=None):
     mask (B, H, L, S) or None; fully masked rows give a zero head output."""
     p = {n: t.detach().double().cpu() for n, t in mha.state_dict().items()}
     query, key, value = (t.detach().double().cpu() for t in (query, key, value))
-    H, Dh = mha.num_heads, mha.d_head
+    H, Dk = mha.num_heads, mha.d_head
 
     def proj(name, x, h):
-        W = p[f"{name}.weight"].T[:, h * Dh : (h + 1) * Dh]  # (D, Dh): the columns that belong to head h
-        b = p[f"{name}.bias"][h * Dh : (h + 1) * Dh] if f"{name}.bias" in p else 0.0
+        W = p[f"{name}.weight"].T[:, h * Dk : (h + 1) * Dk]  # (D, Dk): the columns that belong to head h
+        b = p[f"{name}.bias"][h * Dk : (h + 1) * Dk] if f"{name}.bias" in p else 0.0
         return x @ W + b
 
     heads = []
     for h in range(H):
         qh, kh, vh = proj("w_q", query, h), proj("w_k", key, h), proj("w_v", value, h)
-        scores = qh @ kh.transpose(-2, -1) / math.sqrt(Dh)  # (B, L, S)
+        scores = qh @ kh.transpose(-2, -1) / math.sqrt(Dk)  # (B, L, S)
         if mask is not None:
             scores = scores.masked_fill(~mask[:, h].cpu(), -math.inf)
         w = torch.softmax(scores, -1).nan_to_num(0.0)
@@ -201,7 +201,7 @@ def test_split_and_merge_heads():
     torch.testing.assert_close(merge_heads(s), x)
     with pytest.raises(ValueError, match="not divisible by num_heads=4"):
         split_heads(x, 4)
-    with pytest.raises(ValueError, match=r"\(B, H, L, Dh\)"):
+    with pytest.raises(ValueError, match=r"\(B, H, L, Dk\)"):
         merge_heads(x)
 
 

@@ -148,7 +148,7 @@ def test_rope_2d_score_by_hand():
 
 def test_rope_positions_broadcast_over_batch_and_heads():
     g = torch.Generator().manual_seed(2)
-    x = torch.randn(2, 3, 5, 8, generator=g, dtype=torch.float64)  # (B, H, L, Dh)
+    x = torch.randn(2, 3, 5, 8, generator=g, dtype=torch.float64)  # (B, H, L, Dk)
     positions = torch.tensor([[0, 1, 2, 3, 4], [10, 11, 12, 13, 14]])[:, None]  # (B, 1, L): per sequence
     out = apply_rope(x, positions)
     torch.testing.assert_close(out[0], apply_rope(x[0]))

@@ -20,7 +20,7 @@ with exit status 3.
 
 **Cache size.** The cache ``generate`` holds at its end: ``P + N - 1`` positions (the last token is returned, never
 read), rebuilt by one forward pass of those tokens into a fresh :class:`~course_lib.grouped_query.KVCache`. Its
-``nbytes`` must equal the formula ``2 * B * layers * H_kv * Dh * (P + N - 1) * bytes per element`` (exit status 3
+``nbytes`` must equal the formula ``2 * B * layers * H_kv * Dk * (P + N - 1) * bytes per element`` (exit status 3
 if not); both are printed in MiB.
 
 **Target.** The course asks for a speed-up of at least 3 at ``N = 256``: checked when 256 is among the ``N``.
@@ -78,7 +78,7 @@ class KVRow:
     speedup: float
     cache_length: int  # P + N - 1 positions
     cache_bytes: int  # KVCache.nbytes
-    formula_bytes: int  # 2 * B * layers * H_kv * Dh * length * bytes per element
+    formula_bytes: int  # 2 * B * layers * H_kv * Dk * length * bytes per element
     repeats: int
 
 
@@ -104,7 +104,7 @@ def build_model(
 
 
 def cache_bytes_formula(model: DecoderLM, length: int, batch: int = 1) -> int:
-    """``2 * B * layers * H_kv * Dh * T * bytes``: the keys and values a full cache of ``T`` positions holds."""
+    """``2 * B * layers * H_kv * Dk * T * bytes``: the keys and values a full cache of ``T`` positions holds."""
     attn = model.blocks[0].self_attn
     element = model.lm_head.weight.element_size()
     return 2 * batch * model.num_layers * attn.num_kv_heads * attn.d_head * length * element

@@ -4,7 +4,7 @@ Five pictures the notebooks show before the code they explain:
 
 - :func:`qkv_diagram` (notebook 03): one token's query, key and value, the scores against every key, the softmax
   and the weighted sum;
-- :func:`multihead_diagram` (06): project → split into heads → attend per head → concatenate → :math:`W_O`;
+- :func:`multihead_diagram` (06): project → split into heads → attend per head → concatenate → :math:`W_o`;
 - :func:`encoder_block_diagram` (05, 11): an encoder block, and where padding and causal masks act (on the scores,
   before the softmax);
 - :func:`vit_diagram` (10): from an image to patches, tokens, the class token and the classifier;
@@ -88,8 +88,8 @@ def qkv_diagram(n: int = 4, d_model: int = 300, d_k: int = 100):
 
 
 def multihead_diagram(seq_len: int = 10, d_model: int = 512, num_heads: int = 8):
-    """Multi-head attention with shapes: ``X (T, D)`` → ``Q, K, V (T, D)`` → split ``(h, T, D/h)`` → attention per
-    head → concatenate ``(T, h·D/h) = (T, D)`` → ``W_O`` → ``(T, D)``."""
+    """Multi-head attention with shapes: ``X (n, D)`` → ``Q, K, V (n, D)`` → split ``(H, n, D/H)`` → attention per
+    head → concatenate ``(n, H·D/H) = (n, D)`` → ``W_o`` → ``(n, D)``."""
     for name, value in (("seq_len", seq_len), ("d_model", d_model), ("num_heads", num_heads)):
         integer(name, value, minimum=1)
     if d_model % num_heads:
@@ -97,13 +97,13 @@ def multihead_diagram(seq_len: int = 10, d_model: int = 512, num_heads: int = 8)
     T, D, h, dh = seq_len, d_model, num_heads, d_model // num_heads
     fig, ax = _canvas(11, 3.6)
     x = _box(ax, 0.9, 1.8, f"$X$\n({T}, {D})", TENSOR, width=1.2, height=0.8)
-    proj = _box(ax, 2.6, 1.8, "$Q = XW_Q$\n$K = XW_K$\n$V = XW_V$", LEARNED, width=1.5, height=1.2)
+    proj = _box(ax, 2.6, 1.8, "$Q = XW_q$\n$K = XW_k$\n$V = XW_v$", LEARNED, width=1.5, height=1.2)
     split = _box(ax, 4.4, 1.8, f"split into\n{h} heads\n({h}, {T}, {dh})", OPERATION, width=1.5, height=1.2)
     heads = [_box(ax, 6.3, 3.0 - 0.7 * i, f"head {i}: attention\n({T}, {dh})", OPERATION, width=1.7, height=0.5, size=8)
              for i in range(min(h, 3))]  # fmt: skip
     ax.text(6.3, 1.05, f"⋮  (heads 3 to {h - 1})" if h > 3 else "", ha="center", va="center", fontsize=9)
     concat = _box(ax, 8.3, 1.8, f"concatenate\n({T}, {h}·{dh}) = ({T}, {D})", OPERATION, width=2.2, height=0.9)
-    wo = _box(ax, 10.25, 1.8, f"$\\cdot W_O$\n({T}, {D})", LEARNED, width=1.2, height=0.8)
+    wo = _box(ax, 10.25, 1.8, f"$\\cdot W_o$\n({T}, {D})", LEARNED, width=1.2, height=0.8)
     for start, end in ((x, proj), (proj, split), (concat, wo)):
         _arrow(ax, start, end)
     for head in heads:
@@ -119,9 +119,9 @@ def encoder_block_diagram():
     triangle). Both are boolean, True = may attend."""
     fig, ax = _canvas(10.6, 4.6)
     x = _box(ax, 0.9, 0.6, "input $X$\n(B, L, D)", TENSOR, width=1.4, height=0.75)
-    scores = _box(ax, 2.9, 1.5, "scores $QK^\\top/\\sqrt{d_k}$\n(B, h, L, S)", OPERATION, width=2.2, height=0.75)
+    scores = _box(ax, 2.9, 1.5, "scores $QK^\\top/\\sqrt{d_k}$\n(B, H, L, S)", OPERATION, width=2.2, height=0.75)
     mask = _box(ax, 2.9, 2.7, "masks here: hidden\nscores → $-\\infty$", MASK, width=2.2, height=0.75)
-    soft = _box(ax, 2.9, 3.9, "softmax over keys,\nthen $\\cdot V$, heads, $W_O$", OPERATION, width=2.2, height=0.75)
+    soft = _box(ax, 2.9, 3.9, "softmax over keys,\nthen $\\cdot V$, heads, $W_o$", OPERATION, width=2.2, height=0.75)
     add1 = _box(ax, 5.3, 3.9, "add & LayerNorm", OPERATION, width=1.7)
     ffn = _box(ax, 5.3, 2.7, "feed-forward\n(position-wise)", OPERATION, width=1.7, height=0.75)
     add2 = _box(ax, 5.3, 1.5, "add & LayerNorm", OPERATION, width=1.7)
