@@ -19,6 +19,7 @@ from tools.sections import DEEP
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 MARK = re.compile(r"\*\*Common claim:?\*\*:?\s*>?\s*[\"“]?(?P<quote>.{10,160}?)(?:[\"”]|$)", re.S | re.M)
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*")
+REFERENCE = re.compile(r"(?:[Ss]ections?|§|[Dd]eep dives?|[Nn]otebooks?|[Cc]ells?|[Ee]xercises?|[Ww]eeks?)\s*\d+")
 SIMILAR = 0.6  # difflib ratio of two quotes' first 60 characters, normalised, above which they are the same claim
 
 
@@ -64,7 +65,8 @@ def _plain(text: str) -> str:
     (``$d_k$`` and ``$10^{20}$`` quote no printed number, ``$(98, 400)$`` does)."""
     text = re.sub(r"\]\([^)]*\)", " ", text)
     text = re.sub(r"\$[^$]*\$", lambda m: re.sub(r"[_^](?:\{[^}]*\}|\\?\w)|\\[a-zA-Z]+", " ", m[0]), text)
-    return quoted_numbers.NOT_A_QUANTITY.sub(" ", text)
+    text = quoted_numbers.NOT_A_QUANTITY.sub(" ", text)
+    return REFERENCE.sub(" ", text)  # "section 6", "notebook 03", "deep dive 2": places, not printed evidence
 
 
 def problems(nb, elsewhere: tuple[str, ...] = ()) -> list[str]:
@@ -119,7 +121,7 @@ def test_the_checker_flags_deep_only_claims_and_corrections_without_core_evidenc
         _cell("md", '> **Common claim:** "The ratio of two weights is 11". The deep dive shows 0.4344.', deep=True),
         _cell("md", '> **Common claim:** "heads stabilise training". They do not; see the deep dive.', deep=True),
         _cell("md", '**Common claim:** "a cache costs accuracy." It changes nothing: 0.4344 from the deep dive.'),
-        _cell("md", '**Common claim:** "tokens are words." Nothing printed backs this correction.'),
+        _cell("md", '**Common claim:** "tokens are words." No evidence (see section 40 and notebook 3).'),
     ]
     found = problems(nb)
     assert [f.split(":")[0] for f in found] == ["cell 4", "cell 5", "cell 6"], found
