@@ -24,3 +24,13 @@ def test_the_checker_finds_an_unprinted_number_and_accepts_a_printed_or_rounded_
     nb.cells.append(code)
     assert quoted_numbers.missing(nb, "99") == ["0.38"], "0.74 rounds from 0.7412, 85.8 % is 0.858, 4.1 a section"
     assert len(quoted_numbers.ALLOWED) <= 8 and all(len(v) <= 6 for v in quoted_numbers.CITED.values()), "short"
+
+
+def test_a_count_printed_with_thousands_commas_is_read_whole():
+    """f"{n:,}" prints 2,894: that is the number 2894 (and its parts stay readable, as in a tuple (1,234))."""
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("print(...)")
+    code.outputs = [nbformat.v4.new_output("stream", text="2,894 of 5,958 words; 1,000,000 steps; shape (1,234)\n")]
+    nb.cells = [code]
+    printed = quoted_numbers.printed_numbers(nb)
+    assert {2894.0, 5958.0, 1_000_000.0, 1234.0, 1.0, 234.0} <= set(printed)

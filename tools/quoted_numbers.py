@@ -42,6 +42,7 @@ NOT_A_QUANTITY = re.compile(
 )
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?!\.\d)(\s*%)?")
 SKIP_SECTIONS = ("further reading",)
+THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")  # 2,894 and 1,000,000 as printed by f"{n:,}"
 
 
 def prose(nb) -> str:
@@ -75,6 +76,8 @@ def printed_numbers(nb) -> list[float]:
             for text in texts:
                 text = "".join(text) if isinstance(text, list) else text
                 values += [float(m) for m in re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+", text)]
+                # "2,894" is also the number 2894 (a tuple "(1,234)" keeps its parts above too)
+                values += [float(m.replace(",", "")) for m in THOUSANDS.findall(text)]
     return values
 
 
