@@ -25,9 +25,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from tqdm.std import tqdm
 
-from .validate import integer, tensor
+from .validate import integer, number, tensor
 
-__all__ = ["History", "accuracy", "cross_entropy", "evaluate", "fit", "progress_bar"]
+__all__ = ["History", "accuracy", "adam_step", "cross_entropy", "evaluate", "fit", "progress_bar"]
 
 IGNORE_INDEX = -100  #: targets equal to this are skipped by the default loss and by :func:`accuracy`
 
@@ -153,6 +153,35 @@ def _model_device(model: nn.Module) -> torch.device:
     raise ValueError("model has no parameters to train")
 
 
+@torch.no_grad()
+def adam_step(param: Tensor, grad: Tensor, moments: tuple[Tensor, Tensor], step: int, lr, weight_decay=0.0) -> None:
+    """One step of ``torch.optim.Adam`` (default betas and eps) on ``param`` in place, operation by operation as its
+    single-tensor update; ``moments`` ``(m, v)`` change in place, ``step`` counts from 1; ``lr``: a float, or a float64
+    tensor that broadcasts against ``param`` (a rate per model in ``fit_many``). Why not ``torch.optim.Adam``: its
+    first step imports PyTorch's compiler (``torch._dynamo``), about 1.5 s of CPU in each new process, longer than
+    many of the course's models train. ``tests/test_train.py`` holds it to ``torch.optim.Adam`` bit for bit."""
+    (beta1, beta2, eps), (m, v) = (0.9, 0.999, 1e-8), moments  # torch.optim.Adam's defaults
+    if weight_decay:
+        grad = grad.add(param, alpha=weight_decay)
+    m.lerp_(grad, 1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    denom = (v.sqrt() / (1 - beta2**step) ** 0.5).add_(eps)
+    step_size = -lr / (1 - beta1**step)
+    if isinstance(step_size, Tensor):  # Adam's param + (step_size * m) / denom, with step_size rounded to param's dtype
+        param.add_(m * step_size.to(param.dtype) / denom)
+    else:
+        param.addcdiv_(m, denom, value=step_size)
+
+
+def _adam_update(params: list[Tensor], state: list[list], lr: float, weight_decay: float) -> None:
+    """``torch.optim.Adam(params, lr, weight_decay=weight_decay).step()``; ``state`` holds [step count, m, v] per
+    parameter. A parameter the loss does not reach (no gradient) keeps its value and its step count, as in torch."""
+    for p, st in zip(params, state, strict=True):
+        if p.grad is not None:
+            st[0] += 1
+            adam_step(p, p.grad, (st[1], st[2]), st[0], lr, weight_decay)
+
+
 def _batches(data: Sequence[Tensor], order: Tensor, batch_size: int, device: torch.device):
     for start in range(0, len(order), batch_size):
         index = order[start : start + batch_size]
@@ -211,7 +240,7 @@ def fit(
         loss_fn: ``loss_fn(outputs, targets) -> scalar``; default :func:`cross_entropy` over the last dim.
         epochs: passes over the training data.
         batch_size: examples per step; the last batch of an epoch may be smaller.
-        lr, weight_decay: passed to ``torch.optim.Adam``.
+        lr, weight_decay: Adam's (:func:`adam_step`, the update of ``torch.optim.Adam``).
         eval_data: optional ``(inputs..., targets)`` scored with ``metric`` after each epoch (needs ``metric``).
         metric: ``metric(outputs, targets) -> float``, e.g. :func:`accuracy`.
         seed: seeds the ``torch.Generator`` that shuffles the examples each epoch.
@@ -229,12 +258,13 @@ def fit(
             raise ValueError("eval_data is scored with metric, but metric is None: pass e.g. metric=accuracy")
     integer("epochs", epochs, minimum=1)
     integer("batch_size", batch_size, minimum=1)
+    lr, weight_decay = number("lr", lr, minimum=0.0), number("weight_decay", weight_decay, minimum=0.0)
     loss_fn = cross_entropy if loss_fn is None else loss_fn
     device = _model_device(model)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    params = [p for p in model.parameters() if p.requires_grad]
+    state = [[0, torch.zeros_like(p), torch.zeros_like(p)] for p in params]  # Adam's step count, m and v
     generator = torch.Generator().manual_seed(seed)
-    history = History()
-    n = len(train_data[0])
+    history, n = History(), len(train_data[0])
 
     bar = progress_bar(range(epochs), desc=desc, disable=not progress)
     for epoch in bar:
@@ -249,9 +279,9 @@ def fit(
                     f"the loss became {loss.item()} at epoch {epoch + 1}, step {step + 1}; "
                     f"try a smaller learning rate (lr={lr})"
                 )
-            optimizer.zero_grad(set_to_none=True)
+            model.zero_grad(set_to_none=True)
             loss.backward()
-            optimizer.step()
+            _adam_update(params, state, lr, weight_decay)
             total_loss += loss.item() * len(targets)
             if metric is not None:
                 total_metric += float(metric(outputs.detach(), targets)) * len(targets)

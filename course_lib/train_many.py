@@ -30,12 +30,10 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
-from .train import History, _check_data, cross_entropy, progress_bar
+from .train import History, _check_data, adam_step, cross_entropy, progress_bar
 from .validate import instance, integer, number
 
 __all__ = ["fit_many"]
-
-_BETAS, _EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults, which fit uses
 
 
 def _per_model(name: str, value: object, k: int, check: Callable[[str, object], object]) -> list:
@@ -92,22 +90,6 @@ def _stack_parameters(models: list[nn.Module]) -> tuple[Tensor, dict[str, Tensor
     buffers = [dict(m.named_buffers()) for m in models]
     fixed |= {name: torch.stack([b[name] for b in buffers]) for name in buffers[0]}
     return flat, views, fixed
-
-
-@torch.no_grad()
-def _adam_step(flat: Tensor, grad: Tensor, moments: tuple[Tensor, Tensor], step: int, lr: Tensor) -> None:
-    """One step of ``torch.optim.Adam`` (default betas and eps) on the parameters ``flat`` ``(K, P)`` of ``K``
-    models, with their gradients ``grad`` ``(K, P)``, moments ``(m, v)`` and learning rates ``lr`` ``(K,)``.
-
-    Adam's single-tensor update, operation by operation (its ``param.addcdiv_(m, denom, value=-step_size)``
-    computes ``param + (value * m) / denom``), with a step size per model instead of one number. Every operation
-    is elementwise, so stacking the parameters changes no result."""
-    (beta1, beta2), (m, v) = _BETAS, moments
-    step_size = -lr / (1 - beta1**step)  # (K,), in float64 as Adam computes it in Python, then rounded
-    m.lerp_(grad, 1 - beta1)
-    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    denom = (v.sqrt() / math.sqrt(1 - beta2**step)).add_(_EPS)
-    flat.add_(m * step_size.to(flat.dtype)[:, None] / denom)
 
 
 def _stack_batch(data: list[tuple[Tensor, ...]], indices: list[Tensor], device: torch.device) -> list[Tensor]:
@@ -207,7 +189,7 @@ def _train(models, data, epochs, lrs, seeds, batch_size, loss_fn, progress, desc
             p.grad = None
         losses.sum().backward()  # model k's parameters get the gradient of its own loss only
         grad = torch.cat([p.grad.reshape(len(models), -1) for p in params.values()], dim=1)  # (K, P)
-        _adam_step(flat, grad, moments, step, lr)
+        adam_step(flat, grad, moments, step, lr[:, None])  # (K, P) parameters, a rate per model (K, 1)
         for i, (loss, end) in enumerate(zip(values, ends, strict=True)):
             totals[i] += loss * len(indices[i])
             if end:

@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 import course_lib as cl
-from course_lib.train import evaluate, fit
-from course_lib.train_many import _adam_step, fit_many
+from course_lib.train import adam_step, evaluate, fit
+from course_lib.train_many import fit_many
 
 # (training images, epochs, learning rate, seed) of each of the K = 3 models: 4 steps of 50 images for every one
 RUNS = [(50, 4, 3e-3, 0), (100, 2, 1e-2, 1), (200, 1, 1e-3, 2)]
@@ -122,7 +122,7 @@ def test_adam_step_is_torch_adam_with_a_learning_rate_per_model():
                 p.grad = grad[k].clone()
             optimizer.step()
         grad = torch.cat([t.reshape(len(lrs), -1) for t in grads], dim=1)
-        _adam_step(flat, grad, moments, step, torch.tensor(lrs, dtype=torch.float64))
+        adam_step(flat, grad, moments, step, torch.tensor(lrs, dtype=torch.float64)[:, None])
     expected = torch.stack([torch.cat([p.detach().reshape(-1) for p in params]) for params in refs])
     torch.testing.assert_close(flat, expected, rtol=1.3e-6, atol=1e-7)  # the same elementwise steps
 
