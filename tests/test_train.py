@@ -1,6 +1,5 @@
 """The training loop against a loop written out by hand, and its metric/loss helpers against PyTorch."""
 
-import subprocess
 import sys
 
 import pytest
@@ -9,7 +8,6 @@ import torch.nn.functional as F
 from conftest import float_dtypes
 from torch import nn
 
-import course_lib.paths
 from course_lib.train import History, accuracy, adam_step, cross_entropy, evaluate, fit
 
 
@@ -122,19 +120,6 @@ def test_adam_step_is_torch_optim_adam_to_the_last_bit(device):
             exact = device.type == "cpu"
             for p, q in zip(ref, ours, strict=True):
                 torch.testing.assert_close(q, p.detach(), rtol=0 if exact else None, atol=0 if exact else None)
-
-
-def test_fit_does_not_import_the_compiler():
-    """The reason fit writes Adam out: torch.optim's first step imports torch._dynamo (about 1.5 s per process)."""
-    code = (
-        "import sys, torch; from course_lib.train import fit; "
-        "fit(torch.nn.Linear(2, 2), (torch.randn(8, 2), torch.zeros(8, dtype=torch.long)), epochs=1, progress=False); "
-        "print('torch._dynamo' in sys.modules)"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=course_lib.paths.ROOT
-    )
-    assert run.stdout.strip() == "False", run.stderr
 
 
 def test_fit_leaves_a_parameter_without_gradient_alone():

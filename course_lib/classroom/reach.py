@@ -129,6 +129,11 @@ class _FunctionDoor(TorchFunctionMode):
 
 
 class _KernelDoor(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # else torch wraps __torch_dispatch__ in _disable_dynamo, whose first call imports torch._dynamo (1.5 s of CPU)
+        return False
+
     def __init__(self, reaches: Reaches):
         super().__init__()
         self.reaches = reaches
