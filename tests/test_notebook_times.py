@@ -33,3 +33,20 @@ def test_a_course_within_budget_passes_the_check(tmp_path):
     junit = tmp_path / "nbval.xml"
     junit.write_text(REPORT.replace('time="70.25"', 'time="50"'))
     assert notebook_times.main([str(junit), "--check"]) == 0
+
+
+def test_cpu_mode_runs_each_notebook_in_a_kernel_and_counts_its_cpu_time(tmp_path, capsys):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    burn = "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.5:\n    pass"
+    nb.cells = [nbformat.v4.new_code_cell(burn), nbformat.v4.new_code_cell("time.sleep(4.0)")]  # sleeping is free
+    path = tmp_path / "burn.ipynb"
+    nbformat.write(nb, path)
+    seconds = notebook_times.kernel_cpu_seconds(path)
+    # the burnt half second and the kernel's start (about 0.8 s here), not the 4 s it slept
+    assert 0.5 <= seconds < 0.5 + 3.0, seconds
+    assert nbformat.read(path, as_version=4).cells[0].outputs == [], "nothing is written back"
+    assert notebook_times.main(["--cpu", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "burn.ipynb" in out and "load average" in out

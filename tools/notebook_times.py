@@ -10,14 +10,25 @@ aside, about two seconds). The run writes the report, and this tool prints a tab
 
 Times on a loaded machine are longer than on an idle one: `make test` prints the table without failing, so that a
 slow CI runner does not turn red; `--check` is for a quiet machine.
+
+Where the machine is shared (helpers, a browser test, another job), wall time measures the machine. `--cpu` runs each
+notebook in a fresh kernel of its own, one after another (the environment of strict nbval: one thread, the CPU;
+nothing is written back), and reports the CPU seconds the kernel used, user and system: what the notebook costs one
+core, whatever else runs, plus the kernel's start (about a second):
+
+    python -m tools.notebook_times --cpu notebooks/*.ipynb
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from tools.nbval_env import nbval_environ
 
 NOTEBOOK_SECONDS = 60.0
 COURSE_SECONDS = 300.0
@@ -39,6 +50,29 @@ def notebook_seconds(junit: Path) -> dict[str, float]:
     return dict(sorted(totals.items()))
 
 
+def kernel_cpu_seconds(notebook: Path, timeout: int = 600) -> float:
+    """CPU seconds (user + system) of a fresh kernel that runs every cell of ``notebook`` in strict nbval's
+    environment; nothing is written back. The kernel is this process's child: its time is counted once it has exited
+    (``RUSAGE_CHILDREN``)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(nbval_environ(saved))  # the kernel inherits it
+    try:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(notebook.parent)}})  # fmt: skip
+        client.execute()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def report(totals: dict[str, float]) -> tuple[str, bool]:
     """The table and whether everything is within budget."""
     lines = [f"{'notebook':<44} {'seconds':>8}"]
@@ -54,14 +88,25 @@ def report(totals: dict[str, float]) -> tuple[str, bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.notebook_times", description=__doc__.split("\n\n")[0])
-    parser.add_argument("junit", type=Path, help="the JUnit XML report of a strict nbval run")
+    parser.add_argument(
+        "paths", type=Path, nargs="+", help="a strict nbval run's JUnit XML report; with --cpu, notebooks"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a notebook or the course is over budget")
+    parser.add_argument("--cpu", action="store_true", help="run the notebooks, one kernel each, and report CPU seconds")
     args = parser.parse_args(argv)
-    if not args.junit.is_file():
-        parser.error(f"no report at {args.junit}: run strict nbval with --junitxml={args.junit}")
-    totals = notebook_seconds(args.junit)
-    if not totals:
-        parser.error(f"{args.junit} holds no notebook cells")
+    missing = [str(p) for p in args.paths if not p.is_file()]
+    if missing:
+        parser.error(f"no such file: {', '.join(missing)}" + ("" if args.cpu else " (run nbval with --junitxml=...)"))
+    if args.cpu:
+        print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
+        totals = {p.name: kernel_cpu_seconds(p) for p in sorted(args.paths)}
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}; CPU seconds of each notebook's kernel")
+    elif len(args.paths) != 1:
+        parser.error("one JUnit report, or notebooks with --cpu")
+    else:
+        totals = notebook_seconds(args.paths[0])
+        if not totals:
+            parser.error(f"{args.paths[0]} holds no notebook cells")
     table, within = report(totals)
     print(table)
     return 1 if args.check and not within else 0
