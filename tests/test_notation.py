@@ -3,8 +3,10 @@ docs/ that teach (glossary, misconceptions, exam bank, lecturers' guide), use th
 old ones: $D_h$ or $N_h$ or $d_\\text{head}$ for the width and number of heads (the course writes $d_k$ and $H$),
 $L_q$/$L_k$ for the numbers of queries and keys ($L$ and $S$), column-vector projections such as $W_q x$ (tokens are row
 vectors: $x W_q$), and upper-case projection subscripts such as $W_Q$ or $W_O^{(h)}$ (the course writes $W_q$, ...,
-$W_o$, as the code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs). The printed legends of
-the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or `N_h`."""
+$W_o$, as the code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs), and a loss written $L$
+in a derivative such as $\\partial L / \\partial a$ ($\\mathcal{L}$: $L$ is the number of queries). The printed
+legends of the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or `N_h`; and
+their code names the numbers of queries and keys `L` and `S`, never `L_q` or `L_k`."""
 
 import json
 import re
@@ -27,7 +29,10 @@ OLD = {
     r"(?<![\w\\])W_\{?[qkvQKV]\}?(?:\^\{?\(h\)\}?)?\s*x\b": "tokens are row vectors: $x W_q$, not $W_q x$",
     r"d_\{\\text\{model\}\}\s*/\s*h\b": "the number of heads is $H$ (lower-case $h$ numbers one head)",
     r"(?<![\\_])W_(?:[QKVO](?![A-Za-z])|\{[QKVO]\})": "projections have lower-case subscripts: $W_q, W_k, W_v, W_o$",
+    r"\\partial\s*L(?![\w])": "the loss is $\\mathcal{L}$ ($L$ is the number of queries)",
 }
+# The old names of the two lengths in code (the code writes L and S, as the notation table says).
+OLD_CODE = re.compile(r"(?<![\w.])L_[qk](?!\w)")
 # The old head-width names in what code cells print (stream text and text/plain): the code says Dk.
 OLD_PRINTED = re.compile(r"(?<![\w\\])(?:Dh|D_h|N_h)(?!\w)|D_\{h\}|N_\{h\}")
 
@@ -98,6 +103,37 @@ def test_prose_uses_the_course_notation(path):
 def test_the_docs_use_the_course_notation(path):
     found = old_symbols(doc_prose(path), where="line")
     assert not found, f"docs/{path.name}: old symbols (see docs/glossary.md#notation):\n" + "\n".join(found)
+
+
+def code(path) -> list[tuple[int, str]]:
+    """(cell index, source) of every code cell."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [(i, "".join(c["source"])) for i, c in enumerate(cells) if c["cell_type"] == "code"]
+
+
+def old_code_names(cells: list[tuple[int, str]]) -> list[str]:
+    return [
+        f"code cell {i}: {m[0]!r}: ...{s[max(0, m.start() - 40) : m.end() + 20]!r}..."
+        for i, s in cells
+        for m in OLD_CODE.finditer(s)
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_code_names_the_lengths_L_and_S(path):
+    found = old_code_names(code(path))
+    rule = "L_q/L_k in code (the notation's L and S, see docs/glossary.md#notation)"
+    assert not found, f"{path.name}: {rule}:\n" + "\n".join(found)
+
+
+def test_the_checkers_flag_a_loss_written_L_and_old_length_names_in_code():
+    cells = [
+        (0, r"$g = \partial L / \partial a$ and $\frac{\partial L}{\partial s}$"),
+        (1, r"$\partial \mathcal{L}/\partial s$, $L \times S$ weights, $\partial L_p$ is not the loss"),
+    ]
+    assert [f.split(":")[0] for f in old_symbols(cells)] == ["markdown cell 0"] * 2
+    sources = [(0, "batch, L_q, L_k = 2, 5, 7"), (1, "L, S = 5, 7  # x.L_q, L_qk, my_L_k are other names")]
+    assert [f.split(":")[0] for f in old_code_names(sources)] == ["code cell 0"] * 2
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
