@@ -4,9 +4,11 @@ old ones: $D_h$ or $N_h$ or $d_\\text{head}$ for the width and number of heads (
 $L_q$/$L_k$ for the numbers of queries and keys ($L$ and $S$), column-vector projections such as $W_q x$ (tokens are row
 vectors: $x W_q$), and upper-case projection subscripts such as $W_Q$ or $W_O^{(h)}$ (the course writes $W_q$, ...,
 $W_o$, as the code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs), and a loss written $L$
-in a derivative such as $\\partial L / \\partial a$ ($\\mathcal{L}$: $L$ is the number of queries). The printed
-legends of the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or `N_h`; and
-their code names the numbers of queries and keys `L` and `S`, never `L_q` or `L_k`."""
+in a derivative such as $\\partial L / \\partial a$ ($\\mathcal{L}$: $L$ is the number of queries), and the matrix
+of scores written $S$, as in $S = QK^\\top$ or $S_{ij}$ (the course writes $Z = QK^\\top$: $S$ is the number of keys).
+The printed legends of the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or
+`N_h`; and their code names the numbers of queries and keys `L` and `S`, never `L_q` or `L_k`, and never calls the
+score matrix `S` (`Z`, `Z_ex`, `scores`), in code or in what it prints."""
 
 import json
 import re
@@ -30,9 +32,23 @@ OLD = {
     r"d_\{\\text\{model\}\}\s*/\s*h\b": "the number of heads is $H$ (lower-case $h$ numbers one head)",
     r"(?<![\\_])W_(?:[QKVO](?![A-Za-z])|\{[QKVO]\})": "projections have lower-case subscripts: $W_q, W_k, W_v, W_o$",
     r"\\partial\s*L(?![\w])": "the loss is $\\mathcal{L}$ ($L$ is the number of queries)",
+    # S = QK^T, S = Q K^T, S = QQ^T, S = X M X^T; S_{ij}, S_{im}; softmax(S), softmax(Pi S Pi^T); S/sqrt(d_k); S^T
+    r"(?<![\w\\])S\s*=\s*(?:Q\s*[KQ]|X\s*M)|(?<![\w\\])S_\{?i\s*,?\s*[jm]\}?(?!\w)"
+    r"|\\operatorname\{softmax\}[^$(]{0,30}\(\s*(?:\\Pi\s*)?S(?!\w)|(?<![\w\\])S\s*/\s*\\sqrt|(?<![\w\\])S\^\{?\\top": (
+        "the score matrix is $Z = QK^\\top$ ($S$ is the number of keys)"
+    ),
 }
 # The old names of the two lengths in code (the code writes L and S, as the notation table says).
 OLD_CODE = re.compile(r"(?<![\w.])L_[qk](?!\w)")
+# The score matrix named S in code (the code writes Z, Z_ex, scores; S is the number of keys): S or S_... assigned a
+# matrix product or a transpose, passed to a softmax, or one of the old names of notebook 03.
+OLD_SCORE_CODE = re.compile(
+    r"^[ \t]*S(?:_\w+)?[ \t]*=(?!=)[^\n]*(?:@|\bmatmul\(|\beinsum\(|\bbmm\(|\.T\b|\.mT\b|\.transpose\()"
+    r"|softmax\(\s*S(?:_\w+)?\s*[,/)]|(?<![\w.])S_(?:ex|ex_scaled|tied|illus_row1)(?!\w)",
+    re.M,
+)
+# ... and in what code cells print: "S=QK^T", "S - S^T".
+OLD_SCORE_PRINTED = re.compile(r"(?<![\w\\])S\s*=\s*Q\s*K|(?<![\w\\])S\^T\b")
 # The old head-width names in what code cells print (stream text and text/plain): the code says Dk.
 OLD_PRINTED = re.compile(r"(?<![\w\\])(?:Dh|D_h|N_h)(?!\w)|D_\{h\}|N_\{h\}")
 
@@ -126,6 +142,46 @@ def test_code_names_the_lengths_L_and_S(path):
     assert not found, f"{path.name}: {rule}:\n" + "\n".join(found)
 
 
+def old_score_names(cells: list[tuple[int, str]], pattern=OLD_SCORE_CODE, where="code cell") -> list[str]:
+    return [
+        f"{where} {i}: {m[0]!r}: ...{s[max(0, m.start() - 40) : m.end() + 20]!r}..."
+        for i, s in cells
+        for m in pattern.finditer(s)
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_code_and_legends_name_the_score_matrix_Z(path):
+    found = old_score_names(code(path)) + old_score_names(printed(path), OLD_SCORE_PRINTED, "output of code cell")
+    rule = "the score matrix named S (the notation's Z = QK^T; S is the number of keys, see docs/glossary.md#notation)"
+    assert not found, f"{path.name}: {rule}:\n" + "\n".join(found)
+
+
+def test_the_checkers_flag_a_score_matrix_written_S_and_spare_the_number_of_keys():
+    # The old forms, as notebooks 03, 07 and 08 had them.
+    cells = [
+        (0, r"Row $i$ of $S = QK^\top$; $A_{ij} = \exp(S_{ij}/\sqrt{d_k}) / \sum_m \exp(S_{im}/\sqrt{d_k})$"),
+        (1, r"So $S = X M X^\top$. Then $S = QQ^\top$, or $S = Q K^\top$, with $S_{i,j}$ and $S^\top$"),
+        (2, r"$S = QK^\top/\sqrt{d_k}$, $\operatorname{softmax}(\Pi S\Pi^\top)$, $A = \operatorname{softmax}(S)$"),
+        (3, r"$\operatorname{softmax}(S/\sqrt{d})$, $\operatorname{softmax}_{\text{row}}\left(S / \sqrt{d_k}\right)$"),
+        (4, r"$Z = QK^\top$, $Z_{ij}$, $S = 7$ keys, $L = S = d_k$, $L \times S$ scores, $S = T + L$, $s_{ij}$"),
+    ]
+    found = [f.split(":")[0] for f in old_symbols(cells)]
+    assert found == [f"markdown cell {i}" for i, count in enumerate((3, 5, 3, 2)) for _ in range(count)], found
+    sources = [
+        (0, "S = Q @ K.T\nA = torch.softmax(S / math.sqrt(d_k), dim=-1)"),
+        (1, "S_ex = Q_ex @ K_ex.T\nA_ex = torch.softmax(S_ex_scaled, dim=-1)\nshow(S_tied)"),
+        (2, "    S = q @ k.transpose(-2, -1) / math.sqrt(d)\nS_h = torch.einsum('bld,bsd->bls', q, k)"),
+        (3, "batch, heads, L, S, d_k, d_v = 2, 3, 5, 7, 8, 6\nk = torch.randn(batch, heads, S, d_k)"),
+        (4, "S = tokens.shape[1]\nS_left, length = 5, 3\nmask = torch.rand(L, S) > 0.4\nZ = Q @ K.T\nS == Z.shape[-1]"),
+    ]
+    found = [f.split(":")[0] for f in old_score_names(sources)]
+    assert found == ["code cell 0"] * 2 + ["code cell 1"] * 3 + ["code cell 2"] * 2, found
+    outputs = [(0, " S=QK^T: (4, 4)\nS - S^T\n"), (1, " Z=QK^T: (4, 4)\nL = 5, S = d_k = 7 also runs, (L, S) = (5, 7)")]
+    found = [f.split(":")[0] for f in old_score_names(outputs, OLD_SCORE_PRINTED, "output")]
+    assert found == ["output 0"] * 2, found
+
+
 def test_the_checkers_flag_a_loss_written_L_and_old_length_names_in_code():
     cells = [
         (0, r"$g = \partial L / \partial a$ and $\frac{\partial L}{\partial s}$"),
@@ -170,7 +226,7 @@ def test_the_notation_is_stated_once_and_linked_from_notebook_00():
     glossary = GLOSSARY.read_text(encoding="utf-8")
     assert glossary.count("\n## Notation\n") == 1
     table = glossary.split("\n## Notation\n")[1].split("\n## ")[0]
-    for symbol in ("$d_k$", "$d_v$", "$H$", "$n$", "$L$, $S$", "$Q = X W_q$"):
+    for symbol in ("$d_k$", "$d_v$", "$H$", "$n$", "$L$, $S$", "$Q = X W_q$", "$Z = QK^\\top$"):
         assert symbol in table, f"the Notation table does not define {symbol}"
     start = "".join("".join(c["source"]) for c in json.loads(NOTEBOOKS[0].read_text(encoding="utf-8"))["cells"])
     assert "glossary.md#notation" in start, "notebook 00 should point at the notation table"
