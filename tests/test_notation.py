@@ -127,22 +127,8 @@ def code(path) -> list[tuple[int, str]]:
     return [(i, "".join(c["source"])) for i, c in enumerate(cells) if c["cell_type"] == "code"]
 
 
-def old_code_names(cells: list[tuple[int, str]]) -> list[str]:
-    return [
-        f"code cell {i}: {m[0]!r}: ...{s[max(0, m.start() - 40) : m.end() + 20]!r}..."
-        for i, s in cells
-        for m in OLD_CODE.finditer(s)
-    ]
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_code_names_the_lengths_L_and_S(path):
-    found = old_code_names(code(path))
-    rule = "L_q/L_k in code (the notation's L and S, see docs/glossary.md#notation)"
-    assert not found, f"{path.name}: {rule}:\n" + "\n".join(found)
-
-
-def old_score_names(cells: list[tuple[int, str]], pattern=OLD_SCORE_CODE, where="code cell") -> list[str]:
+def matches(cells: list[tuple[int, str]], pattern, where="code cell") -> list[str]:
+    """Every match of ``pattern`` in the (index, text) pairs ``cells``, with 40 characters of context before it."""
     return [
         f"{where} {i}: {m[0]!r}: ...{s[max(0, m.start() - 40) : m.end() + 20]!r}..."
         for i, s in cells
@@ -151,8 +137,15 @@ def old_score_names(cells: list[tuple[int, str]], pattern=OLD_SCORE_CODE, where=
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_code_names_the_lengths_L_and_S(path):
+    found = matches(code(path), OLD_CODE)
+    rule = "L_q/L_k in code (the notation's L and S, see docs/glossary.md#notation)"
+    assert not found, f"{path.name}: {rule}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_code_and_legends_name_the_score_matrix_Z(path):
-    found = old_score_names(code(path)) + old_score_names(printed(path), OLD_SCORE_PRINTED, "output of code cell")
+    found = matches(code(path), OLD_SCORE_CODE) + matches(printed(path), OLD_SCORE_PRINTED, "output of code cell")
     rule = "the score matrix named S (the notation's Z = QK^T; S is the number of keys, see docs/glossary.md#notation)"
     assert not found, f"{path.name}: {rule}:\n" + "\n".join(found)
 
@@ -175,10 +168,10 @@ def test_the_checkers_flag_a_score_matrix_written_S_and_spare_the_number_of_keys
         (3, "batch, heads, L, S, d_k, d_v = 2, 3, 5, 7, 8, 6\nk = torch.randn(batch, heads, S, d_k)"),
         (4, "S = tokens.shape[1]\nS_left, length = 5, 3\nmask = torch.rand(L, S) > 0.4\nZ = Q @ K.T\nS == Z.shape[-1]"),
     ]
-    found = [f.split(":")[0] for f in old_score_names(sources)]
+    found = [f.split(":")[0] for f in matches(sources, OLD_SCORE_CODE)]
     assert found == ["code cell 0"] * 2 + ["code cell 1"] * 3 + ["code cell 2"] * 2, found
     outputs = [(0, " S=QK^T: (4, 4)\nS - S^T\n"), (1, " Z=QK^T: (4, 4)\nL = 5, S = d_k = 7 also runs, (L, S) = (5, 7)")]
-    found = [f.split(":")[0] for f in old_score_names(outputs, OLD_SCORE_PRINTED, "output")]
+    found = [f.split(":")[0] for f in matches(outputs, OLD_SCORE_PRINTED, "output")]
     assert found == ["output 0"] * 2, found
 
 
@@ -189,7 +182,7 @@ def test_the_checkers_flag_a_loss_written_L_and_old_length_names_in_code():
     ]
     assert [f.split(":")[0] for f in old_symbols(cells)] == ["markdown cell 0"] * 2
     sources = [(0, "batch, L_q, L_k = 2, 5, 7"), (1, "L, S = 5, 7  # x.L_q, L_qk, my_L_k are other names")]
-    assert [f.split(":")[0] for f in old_code_names(sources)] == ["code cell 0"] * 2
+    assert [f.split(":")[0] for f in matches(sources, OLD_CODE)] == ["code cell 0"] * 2
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
