@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from course_lib.paths import ROOT
 
@@ -28,6 +29,10 @@ FIRST_CALLS = {
 
 @pytest.mark.parametrize("call", sorted(FIRST_CALLS))
 def test_the_first_call_does_not_import_the_compiler(call):
+    if call == "check_function" and not hasattr(TorchDispatchMode, "_should_skip_dynamo"):
+        pytest.skip(
+            "this torch has no _should_skip_dynamo switch: the checker may pay the import (a cost, not an error)"
+        )
     code = f"import sys, torch; {FIRST_CALLS[call]}; print('torch._dynamo' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
