@@ -6,6 +6,8 @@ vectors: $x W_q$), and upper-case projection subscripts such as $W_Q$ or $W_O^{(
 $W_o$, as the code's `w_q`, ..., `w_o`; the named circuits $W_{OV}$ and $W_{QK}$ keep theirs), and a loss written $L$
 in a derivative such as $\\partial L / \\partial a$ ($\\mathcal{L}$: $L$ is the number of queries), and the matrix
 of scores written $S$, as in $S = QK^\\top$ or $S_{ij}$ (the course writes $Z = QK^\\top$: $S$ is the number of keys).
+An image's height and width are $H_\\text{img}$ and $W_\\text{img}$, never $H \\times W$ or $HW/P^2$ ($H$ is the number
+of heads).
 The printed legends of the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or
 `N_h`; and their code names the numbers of queries and keys `L` and `S`, never `L_q` or `L_k`, and never calls the
 score matrix `S` (`Z`, `Z_ex`, `scores`), in code or in what it prints."""
@@ -32,6 +34,10 @@ OLD = {
     r"d_\{\\text\{model\}\}\s*/\s*h\b": "the number of heads is $H$ (lower-case $h$ numbers one head)",
     r"(?<![\\_])W_(?:[QKVO](?![A-Za-z])|\{[QKVO]\})": "projections have lower-case subscripts: $W_q, W_k, W_v, W_o$",
     r"\\partial\s*L(?![\w])": "the loss is $\\mathcal{L}$ ($L$ is the number of queries)",
+    # an image's height and width: C x H x W, HW/P^2, H/P, W/P (the course writes H_img, W_img: H numbers the heads)
+    r"(?<![\w\\])H\s*(?:\\times|×)\s*W(?![\w])|(?<![\w\\])HW\s*/|\\frac\{[HW]\}\{P\}|(?<![\w\\])[HW]\s*/\s*P(?![\w])": (
+        "an image is $H_\\text{img} \\times W_\\text{img}$ pixels ($H$ is the number of heads)"
+    ),
     # S = QK^T, S = Q K^T, S = QQ^T, S = X M X^T; S_{ij}, S_{im}; softmax(S), softmax(Pi S Pi^T); S/sqrt(d_k); S^T
     r"(?<![\w\\])S\s*=\s*(?:Q\s*[KQ]|X\s*M)|(?<![\w\\])S_\{?i\s*,?\s*[jm]\}?(?!\w)"
     r"|\\operatorname\{softmax\}[^$(]{0,30}\(\s*(?:\\Pi\s*)?S(?!\w)|(?<![\w\\])S\s*/\s*\\sqrt|(?<![\w\\])S\^\{?\\top": (
@@ -173,6 +179,16 @@ def test_the_checkers_flag_a_score_matrix_written_S_and_spare_the_number_of_keys
     outputs = [(0, " S=QK^T: (4, 4)\nS - S^T\n"), (1, " Z=QK^T: (4, 4)\nL = 5, S = d_k = 7 also runs, (L, S) = (5, 7)")]
     found = [f.split(":")[0] for f in matches(outputs, OLD_SCORE_PRINTED, "output")]
     assert found == ["output 0"] * 2, found
+
+
+def test_the_checker_flags_an_image_written_H_by_W():
+    cells = [
+        (0, r"Cut the $C \times H \times W$ image into $N = HW/P^2$ patches, $\frac{H}{P} \cdot \frac{W}{P}$"),
+        (1, r"grid row $\lfloor n / (W/P) \rfloor$, token $n = r \cdot W / P + s$, an $H \times W$ grid"),
+        (2, r"$C \times H_\text{img} \times W_\text{img}$, $N = H_\text{img} W_\text{img} / P^2$, $d_k = D/H$, $W_o$, $224 \times 224$"),
+    ]
+    found = [f.split(":")[0] for f in old_symbols(cells)]
+    assert found == ["markdown cell 0"] * 4 + ["markdown cell 1"] * 3, found
 
 
 def test_the_checkers_flag_a_loss_written_L_and_old_length_names_in_code():
