@@ -185,7 +185,8 @@ def test_the_checker_flags_an_image_written_H_by_W():
     cells = [
         (0, r"Cut the $C \times H \times W$ image into $N = HW/P^2$ patches, $\frac{H}{P} \cdot \frac{W}{P}$"),
         (1, r"grid row $\lfloor n / (W/P) \rfloor$, token $n = r \cdot W / P + s$, an $H \times W$ grid"),
-        (2, r"$C \times H_\text{img} \times W_\text{img}$, $N = H_\text{img} W_\text{img} / P^2$, $d_k = D/H$, $W_o$, $224 \times 224$"),
+        (2, r"$C \times H_\text{img} \times W_\text{img}$, $N = H_\text{img} W_\text{img} / P^2$, $d_k = D/H$"),
+        (3, r"$W_o$, a $224 \times 224$ image, $W_\text{img}/P$"),
     ]
     found = [f.split(":")[0] for f in old_symbols(cells)]
     assert found == ["markdown cell 0"] * 4 + ["markdown cell 1"] * 3, found
