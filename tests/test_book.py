@@ -5,6 +5,7 @@ browser are tested by `make e2e` (tests/e2e/).
 """
 
 import ast
+import importlib.util
 import io
 import re
 import subprocess
@@ -108,20 +109,26 @@ def test_outside_colab_the_cell_does_nothing_and_prints_nothing():
     assert run.call_count == 0 and out.getvalue() == "" and sys.path == path_before
 
 
-def test_in_colab_the_cell_clones_installs_and_puts_the_clone_on_the_path(tmp_path):
+@pytest.mark.parametrize("lacks", [(), ("sacrebleu",), ("tokenizers", "sacrebleu")], ids=lambda x: "lacks " + repr(x))
+def test_in_colab_the_cell_clones_installs_and_puts_the_clone_on_the_path(lacks):
     fake = types.ModuleType("google.colab")
     path_before = list(sys.path)
+    find_spec = importlib.util.find_spec
     with (
         mock.patch.dict(sys.modules, {"google.colab": fake}),
         mock.patch.object(subprocess, "run") as run,
         mock.patch("os.path.isdir", return_value=False),
+        mock.patch("importlib.util.find_spec", lambda name, *a: None if name in lacks else find_spec(name, *a)),
     ):
         exec(colab_cell.cell_source("me/course", "dev"), {})
     try:
-        clone, install = (call.args[0] for call in run.call_args_list)
+        clone, install, *extra = (call.args[0] for call in run.call_args_list)
         assert clone[:2] == ["git", "clone"] and "--branch=dev" in clone
         assert clone[-2:] == ["https://github.com/me/course", "/content/course"]
         assert install[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "-e", "/content/course"]
+        # what Colab lacks of pyproject's dependencies, with its floor, and only that
+        wanted = [spec for spec in colab_cell.COLAB_INSTALLS if spec.split(">")[0] in lacks]
+        assert extra == ([[sys.executable, "-m", "pip", "install", "--quiet", *wanted]] if lacks else [])
         assert all(call.kwargs.get("check") for call in run.call_args_list), "a failed step must raise"
         assert sys.path[0] == "/content/course"
     finally:

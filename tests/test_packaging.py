@@ -88,3 +88,15 @@ def test_every_subpackage_is_installed():
     found = set(setuptools.find_packages(where=str(ROOT), include=include))
     on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "course_lib").rglob("__init__.py")}
     assert found == on_disk and {"course_lib.classroom", "course_lib.kernels", "course_lib.bench"} <= found
+
+
+def test_the_colab_cell_installs_what_colab_lacks_of_the_dependencies():
+    """The Colab cell installs course_lib with --no-deps: every dependency is either one Colab has (COLAB_HAS) or one
+    the cell installs where it is missing, with pyproject's floor (COLAB_INSTALLS)."""
+    from tools.colab_cell import COLAB_HAS, COLAB_INSTALLS
+
+    dependencies = dict(split(r) for r in project()["dependencies"])
+    installs = dict(split(r) for r in COLAB_INSTALLS)
+    assert set(dependencies) == set(COLAB_HAS) | set(installs), "a dependency the Colab cell does not account for"
+    assert not set(COLAB_HAS) & set(installs)
+    assert installs == {name: dependencies[name] for name in installs}, "the Colab cell's floors differ from pyproject"

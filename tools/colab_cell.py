@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import sys
 from pathlib import Path
 
@@ -33,6 +34,12 @@ from course_lib.paths import NOTEBOOKS_DIR
 GITHUB_REPOSITORY = "OWNER/self-attention-from-the-ground-up"
 BRANCH = "main"
 REPOSITORY_URL = f"https://github.com/{GITHUB_REPOSITORY}"
+
+# What Colab's runtime already has: the cell installs course_lib with --no-deps, so as not to upgrade them (upgrading
+# its Jupyter packages would break the runtime). Every other dependency in pyproject.toml, in COLAB_INSTALLS, is
+# installed where it is missing (tests/test_packaging.py checks that the two lists cover pyproject.toml).
+COLAB_HAS = ("torch", "numpy", "matplotlib", "seaborn", "tqdm", "ipywidgets", "jupyterlab", "ipykernel")
+COLAB_INSTALLS = ("tokenizers>=0.20", "sacrebleu>=2.4")  # notebooks 13 and 14
 
 CELL_ID = "colab-setup"
 TITLE_LINE = "#@title Colab set-up: installs course_lib in Colab, does nothing anywhere else"
@@ -54,8 +61,13 @@ if "google.colab" in sys.modules:
         _repo = "https://github.com/{repository}"
         subprocess.run(["git", "clone", "-q", "--depth=1", "--branch={branch}", _repo, _course_dir], check=True)
     # --no-deps: Colab already has torch, numpy, matplotlib, seaborn, tqdm and ipywidgets, and upgrading its
-    # Jupyter packages would break the Colab runtime.
+    # Jupyter packages would break the Colab runtime. What it may lack is installed where it is missing.
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "-e", _course_dir], check=True)
+    import importlib.util
+
+    _missing = [p for p in {json.dumps(list(COLAB_INSTALLS))} if importlib.util.find_spec(p.split(">")[0]) is None]
+    if _missing:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *_missing], check=True)
     sys.path.insert(0, _course_dir)  # importable at once, without restarting the runtime"""
 
 
