@@ -34,6 +34,22 @@ def test_differences_are_explained(actual, expected, words):
         check_close(actual, expected, "x")
 
 
+@pytest.mark.parametrize(
+    "yours,expected,shown",
+    [
+        (4294967297, 4294967296, "yours, 4294967297, is too large"),  # .4g would print 4.295e+09 for both
+        (4294967295.0, 4294967296.0, "yours, 4294967295, is too small"),
+        (1.00001, 1.0, "yours, 1.00001, is too large"),
+        (0.5, 0.25, "yours, 0.5, is too large"),
+    ],
+)
+def test_a_by_hand_answer_shows_its_own_value_with_the_digits_that_differ(yours, expected, shown):
+    dtype = torch.int64 if isinstance(yours, int) else torch.float64
+    message = explain_difference(torch.tensor(yours, dtype=dtype), torch.tensor(expected, dtype=dtype), atol=0, rtol=0,
+                                 reveal=False)  # fmt: skip
+    assert shown in message and str(expected) not in message.replace(str(yours), "")
+
+
 def qkv(g):
     return [torch.randn(2, 4, 8, generator=g), torch.randn(2, 5, 8, generator=g), torch.randn(2, 5, 3, generator=g)]
 

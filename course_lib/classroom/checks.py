@@ -112,6 +112,14 @@ def _hint(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
     return ""
 
 
+def _own(x: float) -> str:
+    """A student's own value, with the digits that set it apart from a near one: a whole number in full (4294967297,
+    not 4.295e+09, which also reads 4294967296), anything else to 6 significant digits."""
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 2**53):
+        return str(int(x))
+    return f"{x:.6g}"
+
+
 def _shape_problem(actual: Tensor, expected: Tensor) -> str:
     hint = ""
     a_shape, e_shape = tuple(actual.shape), tuple(expected.shape)
@@ -175,7 +183,7 @@ def explain_difference(
         verdict = (
             "is not the expected value" if a.dtype == torch.bool else f"is too {'large' if mine > theirs else 'small'}"
         )
-        return f"{count} of {wrong.numel()} elements differ; the first is at {where}: yours, {mine:.4g}, {verdict}"
+        return f"{count} of {wrong.numel()} elements differ; the first is at {where}: yours, {_own(mine)}, {verdict}"
     message = (
         f"{count} of {wrong.numel()} elements differ; the first is at {where}: "
         f"got {a[index].item():.4g}, expected {e[index].item():.4g}"
