@@ -18,6 +18,9 @@ each student's nbgrader id as ``VARIANT``, so every student below has numbers of
   on their values, not on their type) and for the last exercise, whose test cell raises "Not graded" first thing;
   full marks for the rest.
 
+Since the tampering leaves the last exercise's own check unrun, a shortcut of the last exercise is tried on its own
+(the notebook up to that check, with the shortcut handed in: it must be refused).
+
 Scores are read per exercise from nbgrader's gradebook. The same run scans for leaked answers: the by-hand answers of
 the reference (the text's numbers) appear in no code of the release, in no prose, and in no output of the reference
 submission outside the exercise's own cells.
@@ -46,6 +49,7 @@ from tools.exercise_check import (
     answer_strings,
     answers_cell,
     cell_errors,
+    execute,
     find_leaks,
     function_names,
     load_shortcuts,
@@ -325,6 +329,28 @@ def test_progress_bars_are_not_scanned():
 def test_find_leaks_finds_whole_numbers_only():
     texts = [("cell 3", "full matrix: 1024.0 MiB"), ("cell 4", "10240 and 0.73115 and x1024"), ("cell 5", "0.7311")]
     assert find_leaks({"full_mib": 1024.0, "w": 0.7311}, texts) == ["cell 3: full_mib = 1024", "cell 5: w = 0.7311"]
+
+
+def last_exercise_shortcut(nb_path: Path) -> str | None:
+    """The shortcut (by another door where there is one) of the notebook's last exercise, if it has one."""
+    exercises = find_exercises(nbformat.read(nb_path, as_version=4))
+    return load_shortcuts(nb_path, aliases=True)[0].get(exercises[-1].label) if exercises else None
+
+
+@needs_grading
+@pytest.mark.parametrize("nb_path", [p for p in NOTEBOOKS if last_exercise_shortcut(p)], ids=lambda p: p.name)
+def test_the_last_exercises_shortcut_is_refused(nb_path, tmp_path):
+    """The nbgrader test's shortcut student tampers in the last answer cell, so there the last exercise's check never
+    runs (the guard fails it first): its shortcut is tried here instead, in the notebook up to that check."""
+    nb = nbformat.read(nb_path, as_version=4)
+    last = find_exercises(nb)[-1]
+    nb.cells = nb.cells[: last.check_cell + 1]
+    nb.cells[last.solution_cell].source = last_exercise_shortcut(nb_path)
+    execute(nb, str(tmp_path))
+    before = [(i, cell_errors(c)) for i, c in enumerate(nb.cells[: last.solution_cell]) if c.cell_type == "code"]
+    assert not [(i, e) for i, e in before if e], f"cells before the last exercise failed: {before}"
+    errors = cell_errors(nb.cells[last.check_cell])
+    assert any("ShortcutError" in f"{name} {value}" for name, value in errors), f"{last.label}: not refused: {errors}"
 
 
 def test_every_function_exercise_has_a_shortcut_or_a_reason():

@@ -15,9 +15,9 @@ NO_SHORTCUT = {
 
 # The same library work reached by other doors: the nbgrader test's shortcut student hands these in where they exist;
 # each must score zero too.
-ALIASES = {
+ALIASES = {  # a door that passed the check until 2026-11-28: sacrebleu's one-n helper, not the all-n one it blocked
     "Exercise 3": """def char_ngram_precision(output, reference, n):
-    from sacrebleu.metrics.helpers import extract_all_char_ngrams as grams
-    out, ref = grams(output, n, False)[-1], grams(reference, n, False)[-1]
+    from sacrebleu.metrics.helpers import extract_char_ngrams as grams
+    out, ref = grams(output, n), grams(reference, n)
     return torch.tensor(sum((out & ref).values()) / max(sum(out.values()), 1), dtype=torch.float64)""",
 }
