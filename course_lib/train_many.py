@@ -159,11 +159,18 @@ def fit_many(
     return _train(models, data, epochs, lrs, seeds, batch_size, loss_fn, progress, desc)
 
 
+def _rate_dtype(device: torch.device) -> torch.dtype:
+    """The dtype of the per-model learning rates: float64, as torch.optim.Adam's Python floats, except on Apple's MPS,
+    which has no float64 (a tensor of it raises there): float32, whose step sizes may differ from Adam's by one unit in
+    float32's last place, within the float32 tolerance that fit_many's tests hold it to."""
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
 def _train(models, data, epochs, lrs, seeds, batch_size, loss_fn, progress, desc) -> list[History]:
     base = models[0]
     flat, params, fixed = _stack_parameters(models)  # (K, P); views (K, ...) of it; stacked apart (K, ...)
     device, moments = flat.device, (torch.zeros_like(flat), torch.zeros_like(flat))  # Adam's m and v
-    lr = torch.tensor(lrs, dtype=torch.float64, device=device)
+    lr = torch.tensor(lrs, dtype=_rate_dtype(device), device=device)
     # functional_call looks for tied (shared) parameters at every call unless told there are none: a cost per step
     tied = len(list(base.named_parameters(remove_duplicate=False))) > len(list(base.named_parameters()))
 

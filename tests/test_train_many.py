@@ -176,3 +176,12 @@ def test_fit_many_refuses_other_architectures_data_that_differ_randomness_and_a_
             progress=False,
             loss_fn=lambda out, t: out.abs().sum() / 0.0 + 1.0,
         )
+
+
+def test_the_learning_rates_are_float64_except_on_apples_mps():
+    """fit_many keeps one learning rate per model in a tensor on the models' device: float64 as Adam's Python floats,
+    but MPS has no float64 (found by a reader of notebook 10, which promises an Apple GPU; no MPS machine here)."""
+    from course_lib.train_many import _rate_dtype
+
+    assert _rate_dtype(torch.device("cpu")) == _rate_dtype(torch.device("cuda", 0)) == torch.float64
+    assert _rate_dtype(torch.device("mps")) == torch.float32
