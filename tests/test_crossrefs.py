@@ -3,6 +3,7 @@ branch text follow the notebooks' own Prerequisites sections, and the glossary's
 that uses the term, never before its first use."""
 
 import json
+import re
 
 import pytest
 
@@ -52,3 +53,15 @@ def test_the_branch_text_names_the_forks_and_the_parts():
         "Five notebooks in three parts. An arrow from A to B means *read A before B*. The main line runs "
         "from 00 to 01; after notebook 01 you can branch to 02 (efficiency) or 03 → 04 (vision)."
     )
+
+
+def test_every_file_of_the_package_the_text_names_exists():
+    """A path such as `course_lib/kernels/flash.py` in a notebook or a page must name a file of the clone (08 pointed
+    at `course_lib/flash_kernel.py` for a while after the kernel moved)."""
+    from course_lib.paths import NOTEBOOKS_DIR, ROOT
+
+    texts = [*NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"), *(ROOT / "docs").glob("*.md"), ROOT / "README.md"]
+    texts.append(ROOT / "CONTRIBUTING.md")
+    named = {(t.name, m) for t in texts for m in re.findall(r"course_lib/[\w/]+\.py", t.read_text(encoding="utf-8"))}
+    missing = sorted(f"{where}: {path}" for where, path in named if not (ROOT / path).is_file())
+    assert not missing, "\n".join(missing)
