@@ -24,4 +24,15 @@ ALIASES = {
     "Exercise 2": """def my_unpatchify(patches, P, H, W):
     from course_lib.vision import unpatchify as reassemble
     return reassemble(patches, P, H, W)""",
+    # PyTorch's own encoder layer counts the blocks (it passed the check until 2026-11-28)
+    "Exercise 3": """def vit_parameter_count(image_size, patch_size, channels, d_model, depth, mlp_ratio, num_classes):
+    from torch import nn
+
+    def count(m):
+        return sum(p.numel() for p in m.parameters())
+
+    D, r = d_model, mlp_ratio
+    return (count(cl.PatchEmbedding(in_channels=channels, patch_size=patch_size, d_model=D)) + D
+            + (1 + (image_size // patch_size) ** 2) * D + depth * count(nn.TransformerEncoderLayer(D, 1, r * D))
+            + count(nn.LayerNorm(D)) + count(nn.Linear(D, num_classes)))""",
 }
