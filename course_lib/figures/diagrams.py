@@ -116,11 +116,12 @@ def multihead_diagram(seq_len: int = 10, d_model: int = 512, num_heads: int = 8)
 def encoder_block_diagram():
     """A (post-LN) encoder block, and where masks act: on the ``(L, S)`` scores, before the softmax, inside attention.
     A padding mask hides keys that are padding (whole columns); a causal mask hides keys after the query (the upper
-    triangle). Both are boolean, True = may attend."""
+    triangle). Both are boolean, True = may attend. Both are drawn for comparison: an encoder uses only the padding
+    mask, a decoder both. A hidden score is replaced by the dtype's most negative number (``masked_fill``)."""
     fig, ax = _canvas(10.6, 4.6)
     x = _box(ax, 0.9, 0.6, "input $X$\n(B, L, D)", TENSOR, width=1.4, height=0.75)
     scores = _box(ax, 2.9, 1.5, "scores $QK^\\top/\\sqrt{d_k}$\n(B, H, L, S)", OPERATION, width=2.2, height=0.75)
-    mask = _box(ax, 2.9, 2.7, "masks here: hidden\nscores → $-\\infty$", MASK, width=2.2, height=0.75)
+    mask = _box(ax, 2.9, 2.7, "masks here: hidden\nscores → finfo.min", MASK, width=2.2, height=0.75)
     soft = _box(ax, 2.9, 3.9, "softmax over keys,\nthen $\\cdot V$, heads, $W_o$", OPERATION, width=2.2, height=0.75)
     add1 = _box(ax, 5.3, 3.9, "add & LayerNorm", OPERATION, width=1.7)
     ffn = _box(ax, 5.3, 2.7, "feed-forward\n(position-wise)", OPERATION, width=1.7, height=0.75)
@@ -130,7 +131,11 @@ def encoder_block_diagram():
         _arrow(ax, start, end)
     _draw_mask(ax, 7.0, 2.0, "padding")
     _draw_mask(ax, 8.8, 2.0, "causal")
-    ax.set_title("An encoder block: the masks act on the scores, before the softmax", fontsize=11)
+    ax.set_title(
+        "Masks act on the scores, before the softmax\n"
+        "(an encoder uses a padding mask; a decoder, padding and causal masks)",
+        fontsize=11,
+    )
     return fig
 
 
