@@ -51,3 +51,56 @@ def device(request) -> torch.device:
 def float_dtypes(device: torch.device) -> list[torch.dtype]:
     """Full-precision dtypes that `device` supports (MPS has no float64)."""
     return [torch.float32] if device.type == "mps" else [torch.float32, torch.float64]
+
+
+# A fresh interpreter that has imported torch, once, for many checks of what a first import or a first call loads
+# (tests/test_structure.py, tests/test_startup.py): each snippet runs in a child forked from it, whose sys.modules is
+# the fresh interpreter's after `import torch` and nothing else, as if it were a new `python -c "import torch; ..."`,
+# without paying torch's import (about 2 s of CPU) again for each. Where fork is not the platform's way (macOS,
+# Windows) each snippet runs in a new interpreter of its own: slower, the same answer.
+_FORK_SERVER = r"""
+import json, os, sys, tempfile, traceback
+import torch
+snippets = json.loads(sys.stdin.read())
+assert "torch._dynamo" not in sys.modules, "import torch alone imported torch._dynamo: the children would start with it"
+results = {}
+for name, code in snippets.items():
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush(); sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: its output goes to the two files, its exit status says whether the snippet raised
+            os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+            status = 0
+            try:
+                exec(compile(code, f"<{name}>", "exec"), {"__name__": "__main__"})
+            except SystemExit as stop:
+                status = stop.code if isinstance(stop.code, int) else (stop.code is not None)
+            except BaseException:
+                traceback.print_exc(); status = 1
+            sys.stdout.flush(); sys.stderr.flush()
+            os._exit(status)
+        _, wait = os.waitpid(pid, 0)
+        out.seek(0); err.seek(0)
+        results[name] = [os.waitstatus_to_exitcode(wait), out.read().decode(), err.read().decode()]
+print(json.dumps(results))
+"""
+
+
+def run_after_importing_torch(snippets: dict[str, str], cwd=None, timeout: float = 300) -> dict[str, tuple]:
+    """{name: (returncode, stdout, stderr)} of each snippet of Python run as the first thing after `import torch` in a
+    fresh interpreter (one interpreter forked for all of them on Linux, one interpreter each elsewhere)."""
+    import json
+    import subprocess
+    import sys
+
+    if sys.platform != "linux":
+        results = {}
+        for name, code in snippets.items():
+            done = subprocess.run([sys.executable, "-c", "import torch\n" + code], capture_output=True, text=True,
+                                  cwd=cwd, timeout=timeout)  # fmt: skip
+            results[name] = (done.returncode, done.stdout, done.stderr)
+        return results
+    done = subprocess.run([sys.executable, "-c", _FORK_SERVER], input=json.dumps(snippets), capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return {name: tuple(result) for name, result in json.loads(done.stdout).items()}

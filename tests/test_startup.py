@@ -4,13 +4,11 @@ course whose notebooks each have a minute).
 
 Two places of torch import it on first use: ``torch.optim``'s optimizers (so ``fit`` writes Adam out,
 ``course_lib.train.adam_step``) and a ``TorchDispatchMode`` subclass that does not opt out of torch's wrapper (so the
-checker's kernel door opts out). Each test runs in a fresh interpreter, where nothing has imported it yet.
+checker's kernel door opts out). Each call runs in a fresh interpreter, where nothing has imported it yet.
 """
 
-import subprocess
-import sys
-
 import pytest
+from conftest import run_after_importing_torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from course_lib.paths import ROOT
@@ -27,19 +25,29 @@ FIRST_CALLS = {
 }
 
 
+@pytest.fixture(scope="module")
+def first_calls():
+    """{call: (returncode, stdout, stderr)}: each call, then whether torch._dynamo is imported, as the first thing
+    after `import torch` in a fresh interpreter, where nothing has imported it yet (conftest's
+    run_after_importing_torch: one interpreter imports torch once, a child forked from it makes each call)."""
+    snippets = {
+        call: f"import sys, torch; {code}; print('torch._dynamo' in sys.modules)" for call, code in FIRST_CALLS.items()
+    }
+    snippets["probe"] = "import sys, torch._dynamo; print('torch._dynamo' in sys.modules)"
+    return run_after_importing_torch(snippets, cwd=ROOT)
+
+
 @pytest.mark.parametrize("call", sorted(FIRST_CALLS))
-def test_the_first_call_does_not_import_the_compiler(call):
+def test_the_first_call_does_not_import_the_compiler(call, first_calls):
     if call == "check_function" and not hasattr(TorchDispatchMode, "_should_skip_dynamo"):
         pytest.skip(
             "this torch has no _should_skip_dynamo switch: the checker may pay the import (a cost, not an error)"
         )
-    code = f"import sys, torch; {FIRST_CALLS[call]}; print('torch._dynamo' in sys.modules)"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().splitlines()[-1] == "False", f"{call} imported torch._dynamo"
+    returncode, stdout, stderr = first_calls[call]
+    assert returncode == 0, stderr
+    assert stdout.strip().splitlines()[-1] == "False", f"{call} imported torch._dynamo"
 
 
-def test_the_probe_sees_the_import():
-    code = "import sys, torch, torch._dynamo; print('torch._dynamo' in sys.modules)"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert run.stdout.strip() == "True", run.stderr
+def test_the_probe_sees_the_import(first_calls):
+    returncode, stdout, stderr = first_calls["probe"]
+    assert stdout.strip() == "True", stderr

@@ -2,10 +2,9 @@
 
 import ast
 import re
-import subprocess
-import sys
 
 import pytest
+from conftest import run_after_importing_torch
 
 from course_lib.paths import ROOT
 
@@ -211,16 +210,39 @@ CORE = [
 ]
 
 
-@pytest.mark.parametrize("module", ["course_lib", *(f"course_lib.{m}" for m in CORE)])
-def test_core_modules_do_not_import_progress_bars_or_plotting(module):
-    # Compared with what `import torch` alone loads (torch 2.13 itself imports tqdm).
-    heavy = "('tqdm', 'matplotlib', 'seaborn', 'ipywidgets')"
-    code = (
-        f"import sys, torch; before = {{m for m in {heavy} if m in sys.modules}}; import {module}; "
-        f"print(','.join(sorted({{m for m in {heavy} if m in sys.modules}} - before)))"
+CORE_IMPORTS = ["course_lib", *(f"course_lib.{m}" for m in CORE)]
+HEAVY = ("tqdm", "matplotlib", "seaborn", "ipywidgets")
+
+
+def probe(module: str) -> str:
+    """Python that imports ``module`` and prints which of HEAVY that import loaded, beyond what was loaded before."""
+    return (
+        f"import sys; before = {{m for m in {HEAVY} if m in sys.modules}}; import {module}; "
+        f"print(','.join(sorted({{m for m in {HEAVY} if m in sys.modules}} - before)))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert done.stdout.strip() == "", f"import {module} loads {done.stdout.strip()}"
+
+
+@pytest.fixture(scope="module")
+def loaded_by_import():
+    """{module: (returncode, stdout, stderr) of probe(module)}, each probe the first thing after `import torch` in a
+    fresh interpreter, compared with what `import torch` alone loads (torch 2.13 itself imports tqdm). conftest's
+    run_after_importing_torch: one interpreter imports torch once, and a child forked from it runs each probe."""
+    controls = ["matplotlib", "course_lib.no_such_module"]
+    return run_after_importing_torch({module: probe(module) for module in [*CORE_IMPORTS, *controls]}, cwd=ROOT)
+
+
+def test_the_import_probe_sees_a_heavy_import_and_a_failed_one(loaded_by_import):
+    returncode, stdout, stderr = loaded_by_import["matplotlib"]
+    assert (returncode, stdout.strip()) == (0, "matplotlib"), stderr
+    returncode, stdout, stderr = loaded_by_import["course_lib.no_such_module"]
+    assert returncode != 0 and stdout == "" and "ModuleNotFoundError" in stderr, (returncode, stderr)
+
+
+@pytest.mark.parametrize("module", CORE_IMPORTS)
+def test_core_modules_do_not_import_progress_bars_or_plotting(module, loaded_by_import):
+    returncode, stdout, stderr = loaded_by_import[module]
+    assert returncode == 0, stderr
+    assert stdout.strip() == "", f"import {module} loads {stdout.strip()}"
 
 
 def test_lazy_names_are_the_same_objects_as_in_their_modules():
