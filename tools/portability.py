@@ -143,6 +143,8 @@ def nbval_command(notebooks: list[str], junit: Path, workers: int) -> list[str]:
         str(ROOT / "tests" / "nbval_sanitize.cfg"),
         "-p",
         "no:randomly",
+        "-p",
+        "tools.warm_kernel",  # each kernel forked from one that imported torch (as `make test`; tools/warm_kernel.py)
         "-q",
         "-rf",
         "--tb=short",

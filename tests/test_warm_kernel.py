@@ -1,0 +1,116 @@
+"""tools.warm_kernel: a kernel forked from a server that imported torch runs a notebook as a cold kernel would, gets
+nbval's interrupts, and its CPU seconds are reported per notebook."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import nbformat
+
+from course_lib.paths import ROOT
+from tools import warm_kernel
+from tools.nbval_env import nbval_environ
+
+# What a kernel sees of itself; a cold and a warm kernel must agree on all of it but the process ids and random draws.
+FACTS = """
+NOT_YET = ("course_lib", "tqdm.auto", "tqdm.notebook", "matplotlib_inline", "seaborn", "ipywidgets")
+import json, os, random, sys, time
+import matplotlib
+start = time.process_time()
+while time.process_time() - start < 0.5:  # half a second of CPU, for the report
+    pass
+facts = {
+    "cwd": os.getcwd(), "argv0": os.path.basename(sys.argv[0]), "path": sys.path,
+    "env": {k: v for k, v in os.environ.items() if k not in PER_KERNEL},
+    "torch before the first cell": TORCH,
+    "not yet imported": sorted(m for m in NOT_YET if m in sys.modules),
+    "backend": matplotlib.get_backend(), "in IPython": type(get_ipython()).__name__,
+    "random": random.random(), "session": os.getsid(0) == os.getpid(),
+}
+with open(OUT, "w") as handle:
+    json.dump(facts, handle)
+"""
+
+
+def run_nbval(notebook, out_dir, *, warm: bool, extra=()):
+    env = {**nbval_environ(os.environ), warm_kernel.SWITCH_ENV: "1" if warm else "0"}
+    junit, report = out_dir / "junit.xml", out_dir / "kernels.jsonl"
+    command = [sys.executable, "-m", "pytest", "-p", "tools.warm_kernel", "--nbval-lax", "--nbval-current-env",
+               "-p", "no:cacheprovider", "-q", f"--junitxml={junit}", f"--kernel-cpu-report={report}", *extra,
+               str(notebook)]  # fmt: skip
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    cells = {case.get("name"): not list(case) for case in ET.parse(junit).getroot().iter("testcase")}
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    return result, cells, lines
+
+
+def facts_notebook(folder, out):
+    nb = nbformat.v4.new_notebook()
+    first = f"import sys\nTORCH = 'torch' in sys.modules\nPER_KERNEL = {sorted(warm_kernel.PER_KERNEL)!r}\n"
+    source = first + f"OUT = {str(out)!r}\n" + FACTS
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    path = folder / "facts.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_warm_kernel_sees_what_a_cold_one_sees_and_its_cpu_is_reported(tmp_path):
+    seen = {}
+    for warm in (True, False):
+        out_dir = tmp_path / ("warm" if warm else "cold")
+        out_dir.mkdir()
+        notebook = facts_notebook(out_dir, out_dir / "facts.json")
+        result, cells, lines = run_nbval(notebook, out_dir, warm=warm)
+        assert result.returncode == 0 and all(cells.values()), result.stdout + result.stderr
+        assert "cold start" not in result.stderr, result.stderr
+        seen[warm] = json.loads((out_dir / "facts.json").read_text())
+        kernels = [line for line in lines if "notebook" in line]
+        if warm:  # the forked kernel's own CPU: the burnt half second, not the server's imports (about 2 s)
+            assert len(kernels) == 1 and kernels[0]["notebook"].endswith("facts.ipynb"), lines
+            assert 0.5 <= kernels[0]["cpu"] < 2.0, kernels
+            assert any(line.get("process", "").startswith("warm-kernel server") for line in lines), lines
+        else:  # a cold kernel is the launcher itself: pytest counts it, the report cannot
+            assert kernels == [] and not any("server" in line.get("process", "") for line in lines), lines
+    warm, cold = seen[True], json.loads(json.dumps(seen[False]).replace(f"{tmp_path}/cold", f"{tmp_path}/warm"))
+    key = "torch before the first cell"
+    assert warm.pop(key) and not cold.pop(key), "what the server shares"
+    cold["env"][warm_kernel.SWITCH_ENV] = "1"
+    del warm["random"], cold["random"]
+    assert warm == cold, "cwd, argv, sys.path, the whole environment, modules, backend, shell, session"
+    assert warm["not yet imported"] == [] and warm["backend"].endswith("backend_inline") and warm["session"]
+
+
+def test_an_interrupt_reaches_the_forked_kernel(tmp_path):
+    """nbval interrupts a cell past its time-out; the launcher forwards SIGINT, so the next cell runs."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import time\ntime.sleep(120)"), nbformat.v4.new_code_cell("print('on')")]
+    nbformat.write(nb, tmp_path / "sleep.ipynb")
+    result, cells, lines = run_nbval(tmp_path / "sleep.ipynb", tmp_path, warm=True, extra=["--nbval-cell-timeout=5"])
+    assert cells == {"Cell 0": False, "Cell 1": True}, result.stdout[-2000:]
+    assert [line["notebook"] for line in lines if "notebook" in line] == [os.path.relpath(tmp_path / "sleep.ipynb")]
+
+
+def test_a_kernel_whose_environment_differs_starts_cold(tmp_path, monkeypatch):
+    """The server shares imports only with kernels of its own environment: another ATEN_CPU_CAPABILITY (a profile of
+    tools.portability) gets a cold start, said in words."""
+    monkeypatch.setattr(warm_kernel, "_server", None)
+    path = warm_kernel._start_server()
+    try:
+        for change, cold in ({}, False), ({"ATEN_CPU_CAPABILITY": "default"}, True), ({"JPY_PARENT_PID": "1"}, False):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(path)
+                env = {**os.environ, **change}
+                message = json.dumps({"args": [], "cwd": str(tmp_path), "env": env}).encode() + b"\n"
+                conn.sendall(message)  # no streams: refused either way, with the reason
+                reply = json.loads(conn.makefile("rb").readline())
+            assert ("ATEN_CPU_CAPABILITY" in reply["cold"]) == cold, (change, reply)
+    finally:
+        warm_kernel.pytest_sessionfinish(type("Session", (), {"config": object()})())
+
+
+def test_the_command_line_says_how_to_use_it():
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "warm_kernel.py")], capture_output=True, text=True)
+    assert result.returncode != 0 and "usage:" in result.stderr
