@@ -277,6 +277,14 @@ def _become_kernel(request: dict, fds: list[int], conn: socket.socket) -> None:
 
 # ----------------------------------------------------------------------------------------------------- the plugin
 # ----------------------------------------------------------------------------------------------------- the plugin
+if __name__ != "__main__":
+    # nbval reads notebooks with nbformat, which imports jsonschema, which imports the optional rfc3987_syntax if it is
+    # installed (jupyterlab brings it): it compiles a Lark grammar at import, 1.3 s of CPU in each pytest process of a
+    # notebook run (three with two workers), for URI formats that nbformat never checks. Plugins named with -p are
+    # imported before installed ones such as nbval, so here the module can be declared absent (jsonschema then skips
+    # those two formats). Only in pytest's processes: the server and its kernels never see this line.
+    sys.modules.setdefault("rfc3987_syntax", None)
+
 _server = None  # (the server's process, its socket) in this pytest process, once started
 _notebook = None  # the notebook whose kernel nbval starts next
 
