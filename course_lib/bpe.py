@@ -242,11 +242,13 @@ class BytePairEncoder:
                 raise TypeError(f"ids must be a list of ints or a 1-D integer tensor, got {ids.dtype} {ids.dim()}-D")
             ids = ids.tolist()
         instance("ids", ids, (list, tuple), "a list of token ids")
-        for i, token in enumerate(ids):
-            integer(f"ids[{i}]", token, minimum=0)
-            if token >= self.vocab_size:
-                raise ValueError(f"ids[{i}] must be < vocab_size={self.vocab_size}, got {token}")
-        return b"".join(self._bytes[t] for t in ids).decode("utf-8", errors="replace")
+        vocab_size = self.vocab_size
+        if not (set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) < vocab_size):  # else: name a bad id
+            for i, token in enumerate(ids):
+                integer(f"ids[{i}]", token, minimum=0)
+                if token >= vocab_size:
+                    raise ValueError(f"ids[{i}] must be < vocab_size={vocab_size}, got {token}")
+        return b"".join([self._bytes[t] for t in ids]).decode("utf-8", errors="replace")
 
     def save(self, path: str | Path) -> None:
         """Write the merges, the pattern and the specials to ``path`` as JSON (:meth:`load` reads them back)."""

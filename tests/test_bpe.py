@@ -117,6 +117,8 @@ def test_edge_cases_empty_one_character_and_unseen_characters():
     assert len(BytePairEncoder.train("abababab", 100, pattern=None).merges) < 100  # it runs out of pairs
     assert merge_pair([7, 7, 7], (7, 7), 9) == [9, 7] and merge_pair([7, 7, 7, 7], (7, 7), 9) == [9, 9]
     assert ENCODER.decode([0xE6]) == "\ufffd"  # half a character: the replacement character
+    token_id = type("TokenId", (int,), {})  # a subclass of int is an int (only bool is refused)
+    assert ENCODER.decode((token_id(65), 66)) == "AB"
 
 
 def test_vocabulary_is_bytes_plus_merges_plus_specials_and_specials_are_one_token():
@@ -150,6 +152,8 @@ def test_save_and_load_give_the_same_encoder(tmp_path):
         (lambda: ENCODER.encode(3), TypeError, "text must be a str"),
         (lambda: ENCODER.decode([1, ENCODER.vocab_size]), ValueError, r"ids\[1\] must be < vocab_size"),
         (lambda: ENCODER.decode([1.0]), TypeError, r"ids\[0\] must be an int"),
+        (lambda: ENCODER.decode([65] * 1000 + [True]), TypeError, r"ids\[1000\] must be an int, got bool"),
+        (lambda: ENCODER.decode([65, 66, -1, 67]), ValueError, r"ids\[2\] must be >= 0"),
         (lambda: ENCODER.decode(torch.zeros(2, 2, dtype=torch.long)), TypeError, "1-D integer tensor"),
         (lambda: ENCODER.token_bytes(-1), ValueError, "token must be >= 0"),
     ],
