@@ -50,12 +50,13 @@ PER_KERNEL = frozenset(
     {SOCKET_ENV, NOTEBOOK_ENV, "JPY_PARENT_PID", "JPY_SESSION_NAME", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES"}
 )
 # What the server imports once (about 4 s of CPU on CI's machine): torch; torch.distributed.tensor, which
-# torch.testing.assert_close imports on its first call (with sympy: 0.8 s here, in every notebook); matplotlib's pyplot
+# torch.testing.assert_close imports on its first call (with sympy: 0.8 s here, in every notebook); torch._dynamo, which
+# a torch.optim optimizer imports when it is made (0.8 s, in every notebook that trains); matplotlib's pyplot
 # (its backend is chosen at the first figure, in the kernel) and pandas, which seaborn (plot_attention) imports. Not
 # IPython's and ipykernel's modules (their defaults come from variables set per kernel: ipykernel's parent_handle from
 # JPY_PARENT_PID), nor those that ask at import whether IPython runs them: tqdm.auto, matplotlib_inline, ipywidgets
 # (seaborn imports it). tests/test_warm_kernel.py checks that none of those is loaded before the first cell.
-PRELOAD = ("numpy", "torch", "torch.nn", "torch.distributed.tensor", "matplotlib.pyplot", "pandas")
+PRELOAD = ("numpy", "torch", "torch.nn", "torch.distributed.tensor", "torch._dynamo", "matplotlib.pyplot", "pandas")
 NOT_PRELOADED = ("IPython", "ipykernel", "ipywidgets", "comm", "tqdm.auto", "matplotlib_inline", "course_lib")
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # what ipykernel puts in MPLBACKEND where it is unset
 MAX_MESSAGE = 1 << 20
