@@ -95,15 +95,17 @@ def test_a_wide_beam_is_exhaustive_and_width_one_is_greedy(seed):
     assert torch.all(best[after] == 2)  # after the first eos only eos
 
 
+def _greedy_misses(seed) -> bool:
+    step = _tiny_step(seed)
+    with torch.no_grad():
+        _, score = exhaustive_search(step, 4, bos=1, eos=2, max_len=4)
+        _, greedy_score = greedy_search(step, 1, bos=1, eos=2, max_len=4)
+    return bool(greedy_score[0] < score - 1e-4)
+
+
 def test_greedy_sometimes_misses_the_best_output():
-    misses = 0
-    for seed in range(20):
-        step = _tiny_step(seed)
-        with torch.no_grad():
-            _, score = exhaustive_search(step, 4, bos=1, eos=2, max_len=4)
-            _, greedy_score = greedy_search(step, 1, bos=1, eos=2, max_len=4)
-        misses += bool(greedy_score[0] < score - 1e-4)
-    assert misses > 0
+    # Some seed of the 20 gives a model where greedy misses; the search stops at the first (seed 1 here).
+    assert any(_greedy_misses(seed) for seed in range(20))
 
 
 def test_beam_search_on_a_batch_equals_one_source_at_a_time():
