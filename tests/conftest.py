@@ -53,16 +53,17 @@ def float_dtypes(device: torch.device) -> list[torch.dtype]:
     return [torch.float32] if device.type == "mps" else [torch.float32, torch.float64]
 
 
-# A fresh interpreter that has imported torch, once, for many checks of what a first import or a first call loads
-# (tests/test_structure.py, tests/test_startup.py): each snippet runs in a child forked from it, whose sys.modules is
-# the fresh interpreter's after `import torch` and nothing else, as if it were a new `python -c "import torch; ..."`,
+# A fresh interpreter that has imported torch, once, for many checks that need a new interpreter (what a first import
+# or a first call loads, tests/test_structure.py and tests/test_startup.py; start-up files that patch torch,
+# tests/test_portability_tools.py): each snippet runs in a child forked from it, whose sys.modules is the fresh
+# interpreter's after `import torch` (and the preamble) and nothing else, as in a new `python -c "import torch; ..."`,
 # without paying torch's import (about 2 s of CPU) again for each. Where fork is not the platform's way (macOS,
 # Windows) each snippet runs in a new interpreter of its own: slower, the same answer.
 _FORK_SERVER = r"""
 import json, os, sys, tempfile, traceback
 import torch
-snippets = json.loads(sys.stdin.read())
-assert "torch._dynamo" not in sys.modules, "import torch alone imported torch._dynamo: the children would start with it"
+preamble, snippets = json.loads(sys.stdin.read())
+exec(compile(preamble, "<preamble>", "exec"), {"__name__": "__main__"})
 results = {}
 for name, code in snippets.items():
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -86,9 +87,12 @@ print(json.dumps(results))
 """
 
 
-def run_after_importing_torch(snippets: dict[str, str], cwd=None, timeout: float = 300) -> dict[str, tuple]:
-    """{name: (returncode, stdout, stderr)} of each snippet of Python run as the first thing after `import torch` in a
-    fresh interpreter (one interpreter forked for all of them on Linux, one interpreter each elsewhere)."""
+def run_after_importing_torch(
+    snippets: dict[str, str], cwd=None, timeout: float = 300, preamble: str = ""
+) -> dict[str, tuple]:
+    """{name: (returncode, stdout, stderr)} of each snippet of Python run as the first thing after `import torch` (and
+    ``preamble``, if given) in a fresh interpreter (one interpreter forked for all of them on Linux, one interpreter
+    each elsewhere)."""
     import json
     import subprocess
     import sys
@@ -96,11 +100,11 @@ def run_after_importing_torch(snippets: dict[str, str], cwd=None, timeout: float
     if sys.platform != "linux":
         results = {}
         for name, code in snippets.items():
-            done = subprocess.run([sys.executable, "-c", "import torch\n" + code], capture_output=True, text=True,
-                                  cwd=cwd, timeout=timeout)  # fmt: skip
+            command = [sys.executable, "-c", "\n".join(["import torch", preamble, code])]
+            done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout)
             results[name] = (done.returncode, done.stdout, done.stderr)
         return results
-    done = subprocess.run([sys.executable, "-c", _FORK_SERVER], input=json.dumps(snippets), capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, check=False)  # fmt: skip
+    command, given = [sys.executable, "-c", _FORK_SERVER], json.dumps([preamble, snippets])
+    done = subprocess.run(command, input=given, capture_output=True, text=True, cwd=cwd, timeout=timeout)
     assert done.returncode == 0, done.stderr
     return {name: tuple(result) for name, result in json.loads(done.stdout).items()}

@@ -4,10 +4,9 @@
 import os
 import shutil
 import subprocess
-import sys
-import textwrap
 
 import pytest
+from conftest import run_after_importing_torch
 
 from course_lib.paths import ROOT
 from tools import exercise_check, nbval_env, portability
@@ -131,28 +130,21 @@ def test_a_failing_cells_diff_is_shown_and_threads_never_outnumber_cores(tmp_pat
     assert portability.workers_for(by_name["threads2"], 2) == 2
 
 
-def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible():
-    # In a subprocess: the start-up file patches torch for the whole interpreter.
-    check = textwrap.dedent(
-        """
-        import sys
-        import torch
-        plain = torch.randn(20000, generator=torch.Generator().manual_seed(3))
-        exec(open(sys.argv[1]).read())
-        torch.manual_seed(3); a = torch.randn(20000)
-        torch.manual_seed(3); b = torch.randn(20000)
-        assert torch.equal(a, b), "same seed, same numbers"
-        torch.manual_seed(3); c = torch.randn(20000, dtype=torch.float64)
-        assert torch.equal(c, torch.randn(20000, dtype=torch.float64, generator=torch.Generator().manual_seed(3)))
-        step = (a - plain).abs() / 2**-23
-        assert float(step.max()) <= 4, "at most 4 * 2**-23"
-        assert 0.6 < float((step > 0).float().mean()) < 0.8, "about three quarters of the entries move"
-        print("ok")
-        """
-    )
-    startup = str(ROOT / "tools" / "jitter_startup.py")
-    done = subprocess.run([sys.executable, "-c", check, startup], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+JITTER_CHECK = """
+import sys
+import torch
+plain = torch.randn(20000, generator=torch.Generator().manual_seed(3))
+exec(open(sys.argv[1]).read())
+torch.manual_seed(3); a = torch.randn(20000)
+torch.manual_seed(3); b = torch.randn(20000)
+assert torch.equal(a, b), "same seed, same numbers"
+torch.manual_seed(3); c = torch.randn(20000, dtype=torch.float64)
+assert torch.equal(c, torch.randn(20000, dtype=torch.float64, generator=torch.Generator().manual_seed(3)))
+step = (a - plain).abs() / 2**-23
+assert float(step.max()) <= 4, "at most 4 * 2**-23"
+assert 0.6 < float((step > 0).float().mean()) < 0.8, "about three quarters of the entries move"
+print("ok")
+"""
 
 
 ROUNDING_CHECK = """
@@ -182,17 +174,39 @@ print("checksum", int(moved.double().sum() * 2**30))
 """
 
 
-def run_rounding_check(salt):
-    env = {**os.environ, "COURSE_ROUNDING_SALT": str(salt)}
-    startup = str(ROOT / "tools" / "rounding_startup.py")
-    cmd = [sys.executable, "-c", ROUNDING_CHECK, startup]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout, done.stderr
+def with_startup(check: str, startup: str, **environ: str) -> str:
+    """``check`` as ``python -c check tools/<startup>`` runs it, with ``environ`` set: the start-up files patch torch
+    for the whole interpreter, so each check runs in a new one (a child of the fork server, conftest)."""
+    path = str(ROOT / "tools" / startup)
+    return f"import os, sys; sys.argv[1:] = [{path!r}]; os.environ.update({environ!r})\n" + check
 
 
-def test_the_rounding_profile_moves_compute_results_by_a_few_ulp_deterministically():
-    out, err = run_rounding_check(1)
+@pytest.fixture(scope="module")
+def startup_checks():
+    """{name: (returncode, stdout, stderr)} of the checks of the jitter and rounding start-up files. The rounding
+    profile's dispatch mode imports torch._dynamo on entry (about 2 s of CPU), so the fork server imports it first,
+    once: no check here depends on whether it was imported before."""
+    snippets = {
+        "jitter": with_startup(JITTER_CHECK, "jitter_startup.py"),
+        "rounding1": with_startup(ROUNDING_CHECK, "rounding_startup.py", COURSE_ROUNDING_SALT="1"),
+        "rounding2": with_startup(ROUNDING_CHECK, "rounding_startup.py", COURSE_ROUNDING_SALT="2"),
+    }
+    return run_after_importing_torch(snippets, preamble="import torch._dynamo")
+
+
+def test_jitter_moves_float32_draws_a_little_and_keeps_seeds_reproducible(startup_checks):
+    returncode, stdout, stderr = startup_checks["jitter"]
+    assert returncode == 0 and stdout.strip() == "ok", stderr
+
+
+def run_rounding_check(startup_checks, salt):
+    returncode, stdout, stderr = startup_checks[f"rounding{salt}"]
+    assert returncode == 0, stderr
+    return stdout, stderr
+
+
+def test_the_rounding_profile_moves_compute_results_by_a_few_ulp_deterministically(startup_checks):
+    out, err = run_rounding_check(startup_checks, 1)
     lines = dict(line.rsplit(" ", 1) for line in out.splitlines()[:6])
     assert 1 <= int(lines["max ulp"]) <= 3  # a few units in the last place, no more
     assert float(lines["moved share"]) >= 0.8  # seven in eight of the rounded entries move
@@ -204,7 +218,9 @@ def test_the_rounding_profile_moves_compute_results_by_a_few_ulp_deterministical
     assert "tensor([1.0000, 1.0000" in err  # ... unlike the row sums, whose form depends on their last bits
     assert "0.13 0.12 0.30" in out  # a number at a rounding boundary prints, and is flagged; exact 0.125 is not
     assert "0.1250000149011612 prints as '0.13'" in err and err.count("rounding profile:") == 2
-    assert run_rounding_check(2)[0].splitlines()[-1] != out.splitlines()[-1]  # another salt, another machine
+    assert (
+        run_rounding_check(startup_checks, 2)[0].splitlines()[-1] != out.splitlines()[-1]
+    )  # another salt, another machine
 
 
 def test_the_busy_profile_loads_every_core_and_stops_its_processes(tmp_path, monkeypatch):
