@@ -19,6 +19,26 @@ ENTRIES = glossary_links.read_glossary()
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _each_notebook_searched_once():
+    """find_uses is a function of the notebook's cells and the entries alone, and the most expensive step here (a pass
+    of every term's patterns over every markdown cell): the tests below ask it about each notebook twice (its links,
+    then the table of first uses), so it runs once per content and answers the second time from memory."""
+    find_uses, answers = glossary_links.find_uses, {}
+
+    def remembered(nb, entries):
+        if entries is not ENTRIES:
+            return find_uses(nb, entries)
+        key = tuple((cell.cell_type, cell.source) for cell in nb.cells)
+        if key not in answers:
+            answers[key] = find_uses(nb, entries)
+        return dict(answers[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(glossary_links, "find_uses", remembered)
+        yield
+
+
 def test_entries_are_well_formed():
     assert len(ENTRIES) >= 100
     slugs = [e.slug for e in ENTRIES]
