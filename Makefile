@@ -60,7 +60,7 @@ test-unit: $(STAMP)
 
 # tools.notebook_times runs the notebooks and prints each one's CPU and wall seconds and the course's CPU (the command
 # and every process it started) against the budget: 30 s of CPU a notebook, 180 s the course, on CI's kind of machine
-# (a table, not a failure: another CPU moves the numbers; CI checks the budget, .ci/run). Reports in build/nbval/.
+# (a table, not a failure: another CPU moves the numbers; .ci/run holds each CI stage to its time). Reports: build/nbval/.
 test-notebooks: $(STAMP)
 	$(NBVAL_ENV) $(BIN)/python -m tools.notebook_times --run build/nbval -- \
 		$(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) notebooks -q
