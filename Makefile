@@ -51,12 +51,13 @@ test: test-unit test-notebooks test-core-paths
 
 # The unit tests on two workers (pytest-xdist), each test file on one worker (its module-scoped fixtures are built once,
 # its tests run in order), with one BLAS/OpenMP thread per worker: threads that wait for a busy core spin, and on two
-# cores that tripled the CPU of some tests (test_generation here: 27 s -> 8 s).
+# cores that tripled the CPU of some tests (test_generation here: 27 s -> 8 s). They run no notebook: nbval's plugin,
+# whose import costs about 2 s of CPU in each of the three pytest processes, stays out (see tests/conftest.py).
 UNIT_ENV := env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-UNIT_PARALLEL := -n 2 --dist loadfile
+UNIT_FLAGS := -n 2 --dist loadfile -p no:nbval
 
 test-unit: $(STAMP)
-	$(UNIT_ENV) $(BIN)/python -m pytest tests -q $(UNIT_PARALLEL)
+	$(UNIT_ENV) $(BIN)/python -m pytest tests -q $(UNIT_FLAGS)
 
 # tools.notebook_times runs the notebooks and prints each one's CPU and wall seconds and the course's CPU (the command
 # and every process it started) against the budget: 30 s of CPU a notebook, 180 s the course, on CI's kind of machine
@@ -107,7 +108,7 @@ test-oldest:
 	$(OLDEST)/bin/python -m pip install --quiet -r $(OLDEST)/oldest-requirements.txt
 	$(OLDEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(OLDEST)/bin/python -m pip list --format=freeze > $(OLDEST)/installed.txt
-	$(UNIT_ENV) $(OLDEST)/bin/python -m pytest tests -q -p no:cacheprovider $(UNIT_PARALLEL)
+	$(UNIT_ENV) $(OLDEST)/bin/python -m pytest tests -q -p no:cacheprovider $(UNIT_FLAGS)
 	$(NBVAL_ENV) $(OLDEST)/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider $(NBVAL_PARALLEL) notebooks -q
 
 test-gpu: $(STAMP)

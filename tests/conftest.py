@@ -2,11 +2,19 @@
 course's tools as the package they are, `from tools import sections`: pytest puts the repository root on sys.path,
 pyproject.toml's `pythonpath`.)"""
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 import torch
+
+# nbformat's validator imports jsonschema, which imports the optional rfc3987_syntax where it is installed (jupyterlab
+# brings it): it compiles a Lark grammar at import, 1 to 1.7 s of CPU in each pytest process, for URI formats that
+# nbformat never checks. Declared absent before a test module imports nbformat (jsonschema then skips those formats),
+# as tools/warm_kernel.py does for the notebook runs; `make test-unit` leaves out nbval's plugin (-p no:nbval), which
+# would import nbformat before this file. The kernels and subprocesses that the tests start never see this line.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 
 def available_devices() -> list[str]:
