@@ -23,11 +23,12 @@ FILE`` each kernel's CPU seconds (its notebook named), each server's own (the sh
 process's own are appended to FILE as JSON lines, which ``python -m tools.notebook_times`` reads.
 
 How it is used: ``pytest -p tools.warm_kernel --nbval ...`` (the Makefile's NBVAL_FLAGS, tools.portability). The
-plugin starts one server per pytest process that runs notebooks (each xdist worker) when the first kernel is asked for,
-and points nbval's current-environment kernel at this file's launcher, which hands the server its standard streams,
-working directory, environment and connection file, forwards the signals that jupyter_client sends (interrupts,
-shutdown) to the kernel and exits with its exit status. ``COURSE_WARM_KERNEL=0`` starts every kernel cold (the
-launcher's child), CPU report included. Standard library only below the plugin: the launcher starts in milliseconds.
+plugin starts one server per run: in pytest-xdist's controller before its workers start (they inherit its socket), or
+without xdist when the first kernel is asked for. It points nbval's current-environment kernel at this file's
+launcher, which hands the server its standard streams, working directory, environment and connection file, forwards
+the signals that jupyter_client sends (interrupts, shutdown) to the kernel and exits with its exit status.
+``COURSE_WARM_KERNEL=0`` starts every kernel cold (the launcher becomes it; pytest counts its CPU, the report cannot).
+Standard library only below the plugin: the launcher starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ SOCKET_ENV = "COURSE_WARM_KERNEL_SOCKET"
 SWITCH_ENV = "COURSE_WARM_KERNEL"  # "0": every kernel starts cold
 REPORT_ENV = "COURSE_KERNEL_CPU_REPORT"  # a JSON-lines file: each kernel's CPU seconds, and each process's own
 NOTEBOOK_ENV = "COURSE_KERNEL_NOTEBOOK"  # the notebook a kernel runs, for the report
-# Set per kernel (by jupyter_client, this plugin, pytest: the test running now; nbval: the terminal's size).
+# Set per kernel or per worker (by jupyter_client; this plugin; pytest: the test running now; nbval: the terminal's
+# size; pytest-xdist: the worker's name, count and run id). No PRELOAD module reads them at import.
 PER_KERNEL = frozenset(
     {SOCKET_ENV, NOTEBOOK_ENV, "JPY_PARENT_PID", "JPY_SESSION_NAME", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES"}
+    | {"PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"}
 )
 # What the server imports once (about 4 s of CPU on CI's machine): torch; torch.distributed.tensor, which
 # torch.testing.assert_close imports on its first call (with sympy: 0.8 s here, in every notebook); torch._dynamo, which
@@ -310,6 +313,10 @@ def pytest_configure(config) -> None:
         from nbval.plugin import IPyNbFile
     except ImportError:
         return
+    if getattr(config.option, "numprocesses", None) and os.environ.get(SWITCH_ENV) != "0":
+        # pytest-xdist's controller, before it starts its workers: one server for all of them (each worker's kernels
+        # are forked from it: its imports are paid once per run, not once per worker); the workers inherit its socket
+        os.environ[SOCKET_ENV] = _start_server()
     get_spec, setup = NbvalKernelspecManager.get_kernel_spec, IPyNbFile.setup
 
     def get_kernel_spec(self, kernel_name):
@@ -318,7 +325,7 @@ def pytest_configure(config) -> None:
             spec.argv = [sys.executable, os.path.abspath(__file__), "launch", *spec.argv[3:]]
             spec.env = {**(spec.env or {}), NOTEBOOK_ENV: _notebook or ""}
             if os.environ.get(SWITCH_ENV) != "0":
-                spec.env[SOCKET_ENV] = _start_server()
+                spec.env[SOCKET_ENV] = os.environ.get(SOCKET_ENV) or _start_server()
         return spec
 
     def setup_notebook(self):
