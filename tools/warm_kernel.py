@@ -37,6 +37,7 @@ import array
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import sys
@@ -122,7 +123,8 @@ def report(entry: dict) -> None:
 
 # ----------------------------------------------------------------------------------------------------- the server
 def serve(path: str) -> None:
-    """Import PRELOAD, listen on ``path`` and fork one kernel per request until SIGTERM."""
+    """Import PRELOAD, listen on ``path`` and fork one kernel per request until standard input closes (the plugin's
+    way to stop it, which also happens when pytest dies) or SIGTERM comes."""
     del sys.path[0]  # this file's folder: a kernel's sys.path starts with the standard library, as ipykernel leaves it
     base_env = dict(os.environ)
     if "MPLBACKEND" not in os.environ:  # matplotlib reads it at import: as the kernel will set it
@@ -161,7 +163,7 @@ def serve(path: str) -> None:
                 return
             ended(pid, status, usage)
 
-    def stop(_signum, _frame) -> None:
+    def stop(_signum=None, _frame=None) -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         for pid in [*kernels, *_own_children()]:  # the kernels, then orphans they left (a bench's measuring server)
             _forward(pid, signal.SIGKILL)
@@ -180,7 +182,12 @@ def serve(path: str) -> None:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for pytest, which then stops this server
     print("ready", flush=True)
-    while True:
+    while True:  # until the plugin closes this process's standard input (or pytest ends without closing it)
+        readable, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in readable and not os.read(sys.stdin.fileno(), 1):
+            stop()
+        if listener not in readable:
+            continue
         conn, _ = listener.accept()
         try:
             request, fds = _receive(conn)
@@ -375,7 +382,8 @@ def _start_server() -> str:
         import tempfile
 
         path = os.path.join(tempfile.mkdtemp(prefix="warm-kernel-"), "socket")
-        process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "serve", path], stdout=subprocess.PIPE)
+        command = [sys.executable, os.path.abspath(__file__), "serve", path]
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         if process.stdout.readline().strip() != b"ready":
             process.wait()
             raise RuntimeError(f"the warm-kernel server did not start (exit status {process.returncode})")
@@ -389,8 +397,15 @@ def pytest_sessionfinish(session) -> None:
     global _server
     if _server is not None:
         process, path = _server
-        process.terminate()
-        process.wait()  # the kernels' CPU time reaches this process's RUSAGE_CHILDREN here
+        import subprocess
+
+        process.stdin.close()  # the server's signal to stop: it kills and reaps what is left, reports, and exits
+        try:
+            process.wait(timeout=60)  # the kernels' CPU time reaches this process's RUSAGE_CHILDREN here
+        except subprocess.TimeoutExpired:
+            print("warm_kernel: the server did not stop within 60 s: killed", file=sys.stderr)
+            process.kill()
+            process.wait()
         process.stdout.close()
         os.unlink(path)
         os.rmdir(os.path.dirname(path))
