@@ -124,7 +124,7 @@ def report(cpu: dict[str, float], wall: dict[str, float], shared: dict[str, floa
         lines.append(f"{f'shared: {kind}':<44} {_cell(seconds)}")
     if course_cpu is not None:
         rest = course_cpu - sum(cpu.values()) - sum((shared or {}).values())
-        lines.append(f"{'shared: the rest (what kernels left, exits)':<44} {_cell(rest)}")
+        lines.append(f"{'shared: the rest (pytest exiting, kernels left)':<44} {_cell(rest)}")
     course = course_cpu if course_cpu is not None else (sum(cpu.values()) + sum((shared or {}).values()) or None)
     course_over = course is not None and course > COURSE_CPU_SECONDS
     mark = f"  over the {COURSE_CPU_SECONDS:.0f} s budget" if course_over else ""
