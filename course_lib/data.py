@@ -171,14 +171,14 @@ def _shipped_file(path: str | Path | None, name: str, expected: str, what: str) 
     path = DATA_DIR / name if path is None else Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"{what} {path} is missing; it ships with the course in data/{name} "
-            f"(restore it with `git checkout data/{name}`; data/SOURCES.md says where it comes from)"
+            f"{what} {path} is missing; it ships with the course in data/{name} (restore it with "
+            f"`git checkout data/{name}` in a clone, or reinstall course_lib; data/SOURCES.md says where it comes from)"
         )
     actual = _sha256(path)
     if actual != expected:
         raise DataFileError(
             f"{path} is not {what} the course ships: its SHA-256 is {actual}, expected {expected} "
-            f"(the file was altered or truncated; restore it with `git checkout data/{name}`)"
+            f"(the file was altered or truncated; restore it with `git checkout data/{name}` or reinstall course_lib)"
         )
     return path
 

@@ -82,12 +82,16 @@ def test_readme_lists_every_tested_floor():
 
 
 def test_every_subpackage_is_installed():
-    """`pip install .` (not only an editable install) ships every subpackage of course_lib."""
-    setuptools = pytest.importorskip("setuptools")
-    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
-    found = set(setuptools.find_packages(where=str(ROOT), include=include))
+    """`pip install .` (not only an editable install) ships every subpackage of course_lib, and data/ as the package
+    data of course_lib._data (its subfolders too)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "course_lib").rglob("__init__.py")}
-    assert found == on_disk and {"course_lib.classroom", "course_lib.kernels", "course_lib.bench"} <= found
+    folders = [ROOT / "data", *(p for p in (ROOT / "data").rglob("*") if p.is_dir())]
+    data = {".".join(("course_lib", "_data", *folder.relative_to(ROOT / "data").parts)) for folder in folders}
+    assert set(setuptools["packages"]) == on_disk | data
+    assert {"course_lib.classroom", "course_lib.kernels", "course_lib.bench"} <= on_disk
+    assert setuptools["package-dir"] == {"course_lib._data": "data"}
+    assert setuptools["package-data"] == dict.fromkeys(data, ["*"])
 
 
 def test_the_colab_cell_installs_what_colab_lacks_of_the_dependencies():
