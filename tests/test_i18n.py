@@ -1,0 +1,193 @@
+"""The Chinese edition (tools/i18n.py): units, what a translation must keep, catalogues that follow the English, twins
+that are the English notebooks with Chinese prose, and the repository's edition in step with the English."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools import i18n
+
+GLOSSARY = """# Glossary
+
+- <a id="self-attention"></a>**self-attention** · 自注意力 — Attention of a sequence to itself.
+- <a id="token"></a>**token** · 词元 — One item of a text sequence.
+"""
+
+MARKDOWN = """## 1. Padding masks
+<span class="badge">● core · 9 min</span>
+
+A [token](../docs/glossary.md#token) of width $d_k = 64$ is padded with `<pad>`; 3 sentences.
+
+- first item
+  continued
+- second item, see [notebook 01](01_b.ipynb)
+
+| word | meaning |
+|---|---|
+| one | two |
+
+```python
+x = 1
+```
+
+$$
+A = \\operatorname{softmax}(QK^\\top)
+$$"""
+
+
+def notebook(*markdowns: str) -> dict:
+    cells = [{"cell_type": "markdown", "id": f"m{i}", "metadata": {}, "source": [m]} for i, m in enumerate(markdowns)]
+    code = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "id": "c0",
+        "metadata": {"tags": ["core"]},
+        "outputs": [{"name": "stdout", "output_type": "stream", "text": ["3 sentences\n"]}],
+        "source": ["print('3 sentences')"],
+    }
+    return {"cells": [*cells, code], "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4,
+            "nbformat_minor": 5}  # fmt: skip
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "glossary.md").write_text(GLOSSARY, encoding="utf-8")
+    (tmp_path / "notebooks" / "00_a.ipynb").write_text(json.dumps(notebook(MARKDOWN)), encoding="utf-8")
+    return tmp_path
+
+
+def test_units_are_headings_paragraphs_list_items_and_table_rows_and_nothing_else():
+    texts = i18n.unit_texts(MARKDOWN)
+    assert texts == [
+        "## 1. Padding masks",
+        '<span class="badge">● core · 9 min</span>',
+        "A [token](../docs/glossary.md#token) of width $d_k = 64$ is padded with `<pad>`; 3 sentences.",
+        "- first item\n  continued",
+        "- second item, see [notebook 01](01_b.ipynb)",
+        "| word | meaning |",
+        "| one | two |",
+    ]  # the code fence and the display maths are copied, not translated
+
+
+def test_translate_markdown_replaces_units_and_keeps_the_rest_to_the_byte():
+    identity = {t: t for t in i18n.unit_texts(MARKDOWN)}
+    assert i18n.translate_markdown(MARKDOWN, identity) == MARKDOWN
+    upper = {t: t.upper() for t in i18n.unit_texts(MARKDOWN)}
+    out = i18n.translate_markdown(MARKDOWN, upper)
+    assert "- FIRST ITEM\n  CONTINUED" in out and "```python\nx = 1\n```" in out and "QK^\\top" in out
+    with pytest.raises(KeyError):
+        i18n.translate_markdown(MARKDOWN, {})
+
+
+GOOD = "一个宽为 $d_k = 64$ 的[词元](../docs/glossary.md#token)用 `<pad>` 填充；3 个句子。"
+
+
+@pytest.mark.parametrize(
+    "msgstr, complaint",
+    [
+        (GOOD.replace("$d_k = 64$", "$d = 64$"), "lost inline"),
+        (GOOD.replace("`<pad>`", "<pad>"), "lost codebody"),
+        (GOOD.replace("#token", "#tokens"), "lost target"),
+        (GOOD.replace("3 个", "三个"), "lost the number 3"),
+        (GOOD.replace("[词元]", "[标记]"), "not the glossary's term '词元'"),
+        (GOOD + " $x$", "added inline"),
+    ],
+)
+def test_problems_name_what_a_translation_lost(msgstr, complaint):
+    msgid = i18n.unit_texts(MARKDOWN)[2]
+    assert i18n.problems(msgid, GOOD, {"token": "词元"}) == []
+    found = i18n.problems(msgid, msgstr, {"token": "词元"})
+    assert any(complaint in line for line in found), found
+
+
+def test_glossary_terms_are_read_from_the_glossary(repo):
+    assert i18n.glossary_terms(repo) == {"self-attention": "自注意力", "token": "词元"}
+    assert i18n.glossary_terms()["self-attention"] == "自注意力"  # the course's own glossary
+
+
+def test_merge_marks_new_units_hints_changed_ones_and_keeps_removed_ones_obsolete():
+    po = i18n.new_catalogue("x")
+    po = i18n.merge(po, [("The softmax of a row of scores.", "a"), ("Masks hide keys.", "b")])
+    po.find("The softmax of a row of scores.").msgstr = "一行分数的 softmax。"
+    po.find("Masks hide keys.").msgstr = "掩码遮住键。"
+    merged = i18n.merge(po, [("The softmax of one row of scores.", "a"), ("Something new entirely here.", "c")])
+    changed = merged.find("The softmax of one row of scores.")
+    assert "fuzzy" in changed.flags and changed.msgstr == "一行分数的 softmax。"
+    assert changed.previous_msgid == "The softmax of a row of scores."
+    assert merged.find("Something new entirely here.").msgstr == ""
+    assert [e.msgid for e in merged if e.obsolete] == ["The softmax of a row of scores.", "Masks hide keys."]
+    assert i18n.counts(merged) == {"units": 2, "translated": 0, "fuzzy": 1, "untranslated": 1}
+
+
+def translate_all(repo, source, translate=lambda t: "译：" + t):
+    po = i18n.load(source, repo)
+    for entry in po:
+        if not entry.obsolete:
+            entry.msgstr, entry.flags = translate(entry.msgid), []
+    po.save(str(i18n.catalogue_path(source, repo)))
+
+
+def test_start_translate_update_gives_a_twin_with_english_code_and_relinked_prose(repo):
+    i18n.update(repo, start=["notebooks/00_a.ipynb"])
+    assert i18n.pending(repo) == ["docs/glossary.md"]
+    problems = i18n.check(repo)
+    assert problems and all("untranslated" in p for p in problems), problems
+    translate_all(repo, "notebooks/00_a.ipynb", lambda t: t.replace("[token]", "[token 词元]"))
+    written = i18n.update(repo)
+    assert "notebooks/zh/00_a.ipynb" in written and i18n.check(repo) == []
+    english = json.loads((repo / "notebooks" / "00_a.ipynb").read_text(encoding="utf-8"))
+    twin = json.loads((repo / "notebooks" / "zh" / "00_a.ipynb").read_text(encoding="utf-8"))
+    assert twin["cells"][1] == english["cells"][1] and twin["metadata"] == english["metadata"]
+    prose = "".join(twin["cells"][0]["source"])
+    assert "[token 词元](../../docs/glossary.md#token)" in prose  # the glossary has no twin: the English one
+    assert "[notebook 01](../01_b.ipynb)" in prose  # a notebook with no twin: the English one
+
+
+def test_an_english_edit_puts_the_edition_out_of_step_until_translated(repo):
+    i18n.update(repo, start=["notebooks/00_a.ipynb", "docs/glossary.md"])
+    translate_all(repo, "notebooks/00_a.ipynb", lambda t: t.replace("[token]", "[token 词元]"))
+    translate_all(repo, "docs/glossary.md")
+    i18n.update(repo)
+    assert i18n.check(repo) == [] and i18n.pending(repo) == []
+    prose = "".join(json.loads((repo / "notebooks/zh/00_a.ipynb").read_text(encoding="utf-8"))["cells"][0]["source"])
+    assert "(../../docs/zh/glossary.md#token)" in prose  # now the glossary has a twin
+    path = repo / "notebooks" / "00_a.ipynb"
+    path.write_text(path.read_text(encoding="utf-8").replace("first item", "first entry"), encoding="utf-8")
+    assert any("a unit the catalogue lacks" in p for p in i18n.check(repo))
+    i18n.update(repo)
+    assert any("fuzzy" in p and "first entry" in p for p in i18n.check(repo))
+
+
+def test_the_course_edition_is_in_step_with_the_english():
+    """The repository's own catalogues and twins: every started source translated in full, nothing fuzzy, every
+    twin what its catalogue generates, and locale/zh_CN/PENDING naming exactly the sources not yet started."""
+    assert i18n.check() == []
+
+
+def test_every_twin_has_the_english_code_outputs_and_metadata():
+    for source in sorted(i18n.twinned()):
+        if not source.endswith(".ipynb"):
+            continue
+        english = json.loads((i18n.ROOT / source).read_text(encoding="utf-8"))
+        twin = json.loads((i18n.ROOT / i18n.twin_path(source)).read_text(encoding="utf-8"))
+        assert twin["metadata"] == english["metadata"]
+        assert [c for c in twin["cells"] if c["cell_type"] != "markdown"] == [
+            c for c in english["cells"] if c["cell_type"] != "markdown"
+        ]
+
+
+def test_todo_lists_what_is_left_and_fill_refuses_a_translation_that_loses_something(repo):
+    i18n.update(repo, start=["notebooks/00_a.ipynb"])
+    rows = i18n.todo("notebooks/00_a.ipynb", repo)
+    assert [r["msgid"] for r in rows] == i18n.unit_texts(MARKDOWN) and rows[0]["where"] == "notebooks/00_a.ipynb:m0"
+    paragraph = i18n.unit_texts(MARKDOWN)[2]
+    refused = i18n.fill(
+        "notebooks/00_a.ipynb", {paragraph: GOOD.replace("3 个", "三个"), "## 1. Padding masks": "## 1. 填充掩码"}, repo
+    )
+    assert len(refused) == 1 and "lost the number 3" in refused[0]
+    left = [r["msgid"] for r in i18n.todo("notebooks/00_a.ipynb", repo)]
+    assert paragraph in left and "## 1. Padding masks" not in left

@@ -1,0 +1,448 @@
+"""The Chinese edition: the course's prose in gettext catalogues, and the Chinese notebooks and pages made from them.
+
+    python -m tools.i18n status                 # per source: units, translated, fuzzy, untranslated
+    python -m tools.i18n update                 # after an English edit: every catalogue follows, every twin regenerates
+    python -m tools.i18n start SOURCE...        # begin translating a source (a catalogue with empty entries)
+    python -m tools.i18n check                  # what tests/test_i18n.py checks, as a list of problems
+    python -m tools.i18n todo SOURCE            # JSON: the units still to translate (with old translations as hints)
+    python -m tools.i18n fill SOURCE FILE.json  # put translations {msgid: msgstr} in; refuses any that lose something
+
+**Sources** are the notebooks' markdown cells and three pages of ``docs/`` (``SOURCES``). Each is cut into
+paragraph-sized **units** (``units``): a heading, a paragraph, one list item, one table row, a quoted box; code
+fences, rules and units with no words outside maths, code and tags are copied, not translated. A unit's exact
+Markdown is its ``msgid``: the translator keeps its maths, inline code, link targets, HTML tags and numbers
+(``problems`` checks each) and writes the rest in Chinese, with the glossary's Chinese term in the text of every
+link to a glossary entry.
+
+**Catalogues** live in ``locale/zh_CN/`` beside the source's path (``notebooks/03_query_key_value.po``), one entry
+per distinct unit, read and written with polib. ``update`` marks a new unit for translation; a changed one gets the
+old translation as a hint, marked fuzzy with the old English as ``#| msgid``; a removed one stays as an obsolete entry
+(``#~``) for the next edit to reuse. A source without a catalogue is listed in ``locale/zh_CN/PENDING``.
+
+**Twins**: ``notebooks/zh/NN_name.ipynb`` is the English notebook with each markdown unit replaced by its
+translation; code cells, outputs and metadata are the English ones byte for byte (the strict nbval run of the English
+notebooks vouches for every number the Chinese edition shows). ``docs/zh/NAME.md`` likewise. A relative link in a
+twin points where the English one points, at the twin of its target when that has one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import difflib
+import json
+import posixpath
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import polib
+from markdown_it import MarkdownIt
+
+from course_lib.paths import ROOT
+
+LANGUAGE = "zh_CN"
+LOCALE = ROOT / "locale" / LANGUAGE
+PENDING = LOCALE / "PENDING"
+PAGES = ("docs/glossary.md", "docs/misconceptions.md", "docs/lecturers_guide.md")
+HINT_SIMILARITY = 0.6  # a changed unit inherits the closest old translation at least this similar, marked fuzzy
+_MD = MarkdownIt("commonmark").enable("table")
+
+
+def sources(root: Path = ROOT) -> list[str]:
+    """Every source of the Chinese edition, as a path relative to the repository root."""
+    notebooks = sorted(p.relative_to(root).as_posix() for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return notebooks + [page for page in PAGES if (root / page).exists()]
+
+
+def catalogue_path(source: str, root: Path = ROOT) -> Path:
+    return root / "locale" / LANGUAGE / Path(source).with_suffix(".po")
+
+
+def twin_path(source: str) -> str:
+    """``notebooks/03_x.ipynb`` -> ``notebooks/zh/03_x.ipynb``; ``docs/glossary.md`` -> ``docs/zh/glossary.md``."""
+    folder, name = posixpath.split(source)
+    return posixpath.join(folder, "zh", name)
+
+
+# --- units ------------------------------------------------------------------------------------------------------
+
+_SPLIT = {"bullet_list_open": "list_item_open", "ordered_list_open": "list_item_open", "table_open": "tr_open"}
+_COPIED = {"fence", "code_block", "hr"}
+# What a translation must keep: display and inline maths, inline code, link targets, HTML tags (in this order, so
+# that a `$` inside code or a link is not read as maths).
+_PROTECTED = re.compile(
+    r"(?P<code>`+)(?P<codebody>.+?)(?P=code)"
+    r"|\$\$(?P<display>.+?)\$\$|(?<![\\$])\$(?P<inline>[^$\n]+?)\$"
+    r"|\]\((?P<target>[^)\s]+)\)|(?P<tag><[A-Za-z/!][^<>]*>)",
+    re.S,
+)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def units(markdown: str) -> list[tuple[int, int]]:
+    """The line ranges [start, end) of ``markdown``'s translatable units, in order."""
+    tokens = _MD.parse(markdown)
+    lines = markdown.split("\n")
+    found, split_into = [], None
+    for token in tokens:
+        if token.map is None or token.nesting == -1:
+            continue
+        if token.level == 0:
+            split_into = _SPLIT.get(token.type)
+            if split_into is None and token.type not in _COPIED:
+                found.append(token.map)
+        elif split_into and token.type == split_into and token.level in (1, 2):
+            found.append(token.map)
+    ranges = []
+    for start, end in found:
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        if translatable("\n".join(lines[start:end])):
+            ranges.append((start, end))
+    return ranges
+
+
+def translatable(text: str) -> bool:
+    """True when ``text`` has words outside its maths, code, link targets and tags."""
+    return bool(_WORD.search(_PROTECTED.sub(" ", text)))
+
+
+def unit_texts(markdown: str) -> list[str]:
+    lines = markdown.split("\n")
+    return ["\n".join(lines[a:b]) for a, b in units(markdown)]
+
+
+def translate_markdown(markdown: str, translation: dict[str, str]) -> str:
+    """``markdown`` with every unit replaced by ``translation[unit]`` (KeyError names a unit without one)."""
+    lines = markdown.split("\n")
+    for start, end in reversed(units(markdown)):
+        lines[start:end] = translation["\n".join(lines[start:end])].split("\n")
+    return "\n".join(lines)
+
+
+# --- what a translation must keep --------------------------------------------------------------------------------
+
+
+def protected(text: str) -> Counter:
+    """The maths, code, link targets, tags and numbers of ``text``, as a multiset of (kind, text)."""
+    kept = Counter()
+    for match in _PROTECTED.finditer(text):
+        kind = next(k for k in ("codebody", "display", "inline", "target", "tag") if match.group(k) is not None)
+        kept[(kind, match.group(kind).strip())] += 1
+    return kept
+
+
+def numbers(text: str) -> Counter:
+    return Counter(n.replace(",", "") for n in _NUMBER.findall(_PROTECTED.sub(" ", text)))
+
+
+def glossary_terms(root: Path = ROOT) -> dict[str, str]:
+    """Each glossary anchor's Chinese term, from ``<a id="anchor"></a>**term** · 中文 —`` in docs/glossary.md."""
+    text = (root / "docs" / "glossary.md").read_text(encoding="utf-8")
+    entries = re.findall(r'<a id="([^"]+)"></a>\*\*[^*]+\*\* · ([^—\n]+?) —', text)
+    return {anchor: chinese.strip() for anchor, chinese in entries}
+
+
+def term_forms(term: str) -> list[str]:
+    """The ways a glossary term may be written: ``特征映射 / 特征图`` as either; ``Transformer（变换器）`` without
+    its gloss in brackets."""
+    return [re.split(r"[（(]", form)[0].strip() for form in term.split(" / ")]
+
+
+_GLOSSARY_LINK = re.compile(r"\[([^\]]+)\]\(((?:[./]*docs/)?glossary\.md)?#([\w-]+)\)")
+
+
+def problems(msgid: str, msgstr: str, terms: dict[str, str], in_glossary: bool = False) -> list[str]:
+    """What the translation ``msgstr`` of ``msgid`` lost or changed; empty when it keeps everything it must."""
+    found = []
+    lost, added = protected(msgid) - protected(msgstr), protected(msgstr) - protected(msgid)
+    for (kind, text), count in sorted(lost.items()):
+        found.append(f"lost {kind} {text!r}" + (f" ({count} times)" if count > 1 else ""))
+    for (kind, text), _ in sorted(added.items()):
+        found.append(f"added {kind} {text!r}")
+    for number in sorted(numbers(msgid) - numbers(msgstr)):
+        found.append(f"lost the number {number}")
+    links = [(m.group(1), m.group(3)) for m in _GLOSSARY_LINK.finditer(msgstr) if m.group(2) or in_glossary]
+    for text, anchor in links:
+        if anchor in terms and not any(form in text for form in term_forms(terms[anchor])):
+            found.append(
+                f"the link to glossary entry {anchor!r} reads {text!r}, not the glossary's term {terms[anchor]!r}"
+            )
+    if msgstr.count("\n") != msgid.count("\n") and (msgid.lstrip().startswith("|") or msgid.startswith("#")):
+        found.append("a table row or heading must stay on its lines")
+    return found
+
+
+# --- catalogues --------------------------------------------------------------------------------------------------
+
+
+def source_units(source: str, root: Path = ROOT) -> list[tuple[str, str]]:
+    """(unit, where) for every unit of a source, in order; ``where`` names the notebook cell."""
+    path = root / source
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        return [
+            (text, f"{source}:{cell.get('id', i)}")
+            for i, cell in enumerate(cells)
+            if cell["cell_type"] == "markdown"
+            for text in unit_texts("".join(cell["source"]))
+        ]
+    return [(text, source) for text in unit_texts(path.read_text(encoding="utf-8"))]
+
+
+def new_catalogue(source: str) -> polib.POFile:
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = {
+        "Project-Id-Version": "self-attention-course",
+        "Language": LANGUAGE,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "X-Source": source,
+    }
+    return po
+
+
+def merge(po: polib.POFile, current: list[tuple[str, str]]) -> polib.POFile:
+    """``po`` following the units ``current``: kept, new (empty or a fuzzy hint), removed (obsolete)."""
+    old = {entry.msgid: entry for entry in po}
+    merged = new_catalogue(po.metadata.get("X-Source", ""))
+    merged.metadata = dict(po.metadata)
+    by_id: dict[str, polib.POEntry] = {}
+    for text, where in current:
+        if text in by_id:
+            by_id[text].occurrences.append((where, ""))
+            continue
+        entry = old.pop(text, None)
+        if entry is None:
+            entry = polib.POEntry(msgid=text, msgstr="")
+            hint = _closest(text, [e for e in old.values() if e.msgstr])
+            if hint is not None:
+                entry.msgstr, entry.previous_msgid = hint.msgstr, hint.msgid
+                entry.flags.append("fuzzy")
+        entry.obsolete, entry.occurrences = False, [(where, "")]
+        by_id[text] = entry
+        merged.append(entry)
+    for entry in old.values():
+        if entry.msgstr:
+            entry.obsolete, entry.occurrences = True, []
+            merged.append(entry)
+    return merged
+
+
+def _closest(text: str, candidates: list[polib.POEntry]) -> polib.POEntry | None:
+    best, best_ratio = None, HINT_SIMILARITY
+    for entry in candidates:
+        ratio = difflib.SequenceMatcher(None, text, entry.msgid, autojunk=False).ratio()
+        if ratio >= best_ratio:
+            best, best_ratio = entry, ratio
+    return best
+
+
+def load(source: str, root: Path = ROOT) -> polib.POFile | None:
+    path = catalogue_path(source, root)
+    return polib.pofile(str(path), wrapwidth=0) if path.exists() else None
+
+
+def translations(po: polib.POFile) -> dict[str, str]:
+    """msgid -> msgstr of the entries a twin may use: translated, not fuzzy, not obsolete."""
+    return {e.msgid: e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+
+
+# --- twins -------------------------------------------------------------------------------------------------------
+
+_LINK = re.compile(r"(\]\(|(?:href|src)=\")([^)\"\s]+)")
+
+
+def relink(markdown: str, source: str, twinned: set[str]) -> str:
+    """``markdown`` of ``source`` with its relative link targets rewritten for the twin's folder: a target that has
+    a twin (in ``twinned``) points at the twin, any other at the same file as before."""
+    here, there = posixpath.dirname(source), posixpath.dirname(twin_path(source))
+
+    def rewrite(match: re.Match) -> str:
+        target = match.group(2)
+        if re.match(r"[a-z]+:|#|/", target):
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        resolved = posixpath.normpath(posixpath.join(here, path))
+        if resolved in twinned:
+            resolved = twin_path(resolved)
+        new = posixpath.relpath(resolved, there) + (f"#{anchor}" if anchor else "")
+        return match.group(1) + new
+
+    return _LINK.sub(rewrite, markdown)
+
+
+def render(source: str, po: polib.POFile, twinned: set[str], root: Path = ROOT) -> str:
+    """The twin of ``source``: its text with every unit translated (KeyError names a unit without a translation)."""
+    table = translations(po)
+    text = (root / source).read_text(encoding="utf-8")
+    if not source.endswith(".ipynb"):
+        return relink(translate_markdown(text, table), source, twinned)
+    nb = json.loads(text)
+    twin = copy.deepcopy(nb)
+    for cell in twin["cells"]:
+        if cell["cell_type"] == "markdown":
+            markdown = relink(translate_markdown("".join(cell["source"]), table), source, twinned)
+            cell["source"] = markdown.splitlines(keepends=True)
+    return json.dumps(twin, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def twinned(root: Path = ROOT) -> set[str]:
+    """The sources that have a catalogue, so a twin."""
+    return {s for s in sources(root) if catalogue_path(s, root).exists()}
+
+
+def pending(root: Path = ROOT) -> list[str]:
+    path = root / "locale" / LANGUAGE / "PENDING"
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+# --- the commands -------------------------------------------------------------------------------------------------
+
+
+def counts(po: polib.POFile) -> dict[str, int]:
+    active = [e for e in po if not e.obsolete]
+    fuzzy = sum(1 for e in active if "fuzzy" in e.flags)
+    untranslated = sum(1 for e in active if not e.msgstr)
+    return {"units": len(active), "translated": len(active) - fuzzy - untranslated, "fuzzy": fuzzy,
+            "untranslated": untranslated}  # fmt: skip
+
+
+def update(root: Path = ROOT, start: list[str] = ()) -> list[str]:
+    """Every catalogue follows its source (and the sources in ``start`` get one); every twin is written again.
+    Returns the paths written."""
+    written = []
+    for source in start:
+        if source not in sources(root):
+            raise SystemExit(f"tools.i18n: {source} is not a source of the Chinese edition (see tools.i18n.SOURCES)")
+        if not catalogue_path(source, root).exists():
+            po = new_catalogue(source)
+            catalogue_path(source, root).parent.mkdir(parents=True, exist_ok=True)
+            po.save(str(catalogue_path(source, root)))
+    have = twinned(root)
+    for source in sorted(have):
+        po = merge(load(source, root), source_units(source, root))
+        po.save(str(catalogue_path(source, root)))
+        written.append(catalogue_path(source, root).relative_to(root).as_posix())
+        try:
+            text = render(source, po, have, root)
+        except KeyError:
+            continue  # not translated in full yet: `check` says which units, the old twin stays as it was
+        out = root / twin_path(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        written.append(twin_path(source))
+    rest = [s for s in sources(root) if s not in have]
+    (root / "locale" / LANGUAGE).mkdir(parents=True, exist_ok=True)
+    header = "# Sources with no Chinese catalogue yet (python -m tools.i18n start SOURCE begins one).\n"
+    (root / "locale" / LANGUAGE / "PENDING").write_text(header + "".join(f"{s}\n" for s in rest), encoding="utf-8")
+    return written
+
+
+def check(root: Path = ROOT) -> list[str]:
+    """Every way the Chinese edition is out of step with the English one; empty when it is not."""
+    found = []
+    have, terms = twinned(root), glossary_terms(root)
+    if sorted(pending(root)) != sorted(s for s in sources(root) if s not in have):
+        found.append(
+            "locale/zh_CN/PENDING does not list exactly the sources without a catalogue: python -m tools.i18n update"
+        )
+    for source in sorted(have):
+        po, units_now = load(source, root), source_units(source, root)
+        active = {e.msgid: e for e in po if not e.obsolete}
+        for text, where in units_now:
+            entry = active.get(text)
+            if entry is None:
+                found.append(f"{where}: a unit the catalogue lacks (python -m tools.i18n update): {text[:60]!r}")
+            elif not entry.msgstr or "fuzzy" in entry.flags:
+                state = "fuzzy" if entry.msgstr else "untranslated"
+                found.append(f"{where}: {state}: {text[:60]!r}")
+            else:
+                found += [f"{where}: {p}" for p in problems(text, entry.msgstr, terms, source == PAGES[0])]
+        stale = sorted(set(active) - {text for text, _ in units_now})
+        found += [f"{source}: an entry for a unit the source no longer has: {t[:60]!r}" for t in stale]
+        twin = root / twin_path(source)
+        try:
+            expected = render(source, po, have, root)
+        except KeyError:
+            continue
+        if not twin.exists() or twin.read_text(encoding="utf-8") != expected:
+            found.append(
+                f"{twin_path(source)} is not what its catalogue and the English generate: python -m tools.i18n update"
+            )
+    return found
+
+
+def todo(source: str, root: Path = ROOT) -> list[dict]:
+    """The units of ``source`` still to translate: untranslated or fuzzy (with the old translation as a hint)."""
+    po = load(source, root)
+    if po is None:
+        raise SystemExit(f"tools.i18n: {source} has no catalogue yet: python -m tools.i18n start {source}")
+    rows = []
+    for entry in po:
+        if not entry.obsolete and (not entry.msgstr or "fuzzy" in entry.flags):
+            row = {"msgid": entry.msgid, "where": entry.occurrences[0][0] if entry.occurrences else source}
+            if entry.msgstr:
+                row.update(hint=entry.msgstr, previous_msgid=entry.previous_msgid or "")
+            rows.append(row)
+    return rows
+
+
+def fill(source: str, table: dict[str, str], root: Path = ROOT) -> list[str]:
+    """Put the translations ``table`` (msgid -> msgstr) into ``source``'s catalogue; a translation with problems is
+    left out and named in the returned list, a msgid the catalogue lacks too."""
+    po, terms, refused = load(source, root), glossary_terms(root), []
+    for msgid, msgstr in table.items():
+        entry = po.find(msgid)
+        found = (
+            ["no such unit in the catalogue"] if entry is None else problems(msgid, msgstr, terms, source == PAGES[0])
+        )
+        if found:
+            refused += [f"{msgid[:60]!r}: {p}" for p in found]
+            continue
+        entry.msgstr = msgstr
+        if "fuzzy" in entry.flags:
+            entry.flags.remove("fuzzy")
+        entry.previous_msgid = None
+    po.save(str(catalogue_path(source, root)))
+    return refused
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.i18n", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("status", "update", "start", "check", "todo", "fill"))
+    parser.add_argument("sources", nargs="*", help="start: sources; todo: one source; fill: one source and a JSON file")
+    args = parser.parse_args(argv)
+    if args.command == "todo":
+        print(json.dumps(todo(args.sources[0]), ensure_ascii=False, indent=1))
+        return 0
+    if args.command == "fill":
+        table = json.loads(Path(args.sources[1]).read_text(encoding="utf-8"))
+        refused = fill(args.sources[0], table)
+        print("\n".join(refused) or f"tools.i18n: {len(table)} translations filled in")
+        print(f"{len(todo(args.sources[0]))} units of {args.sources[0]} left to translate")
+        return 1 if refused else 0
+    if args.command in ("update", "start"):
+        for path in update(start=args.sources if args.command == "start" else []):
+            print(f"wrote {path}")
+    if args.command == "check":
+        found = check()
+        print("\n".join(found) or "tools.i18n: the Chinese edition is complete and in step with the English")
+        return 1 if found else 0
+    if args.command in ("status", "start"):
+        have = twinned()
+        for source in sources():
+            row = counts(load(source)) if source in have else None
+            print(f"{source:52} " + (" ".join(f"{k} {v:4}" for k, v in row.items()) if row else "pending"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
