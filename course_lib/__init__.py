@@ -14,7 +14,8 @@ Around that path: :mod:`~course_lib.validate` (every argument check, the lowest 
 :mod:`~course_lib.models` (encoder blocks), :mod:`~course_lib.classifiers`, :mod:`~course_lib.vision`,
 :mod:`~course_lib.efficient` and :mod:`~course_lib.linear`, :mod:`~course_lib.conv`, :mod:`~course_lib.rnn`,
 :mod:`~course_lib.sequences`, :mod:`~course_lib.bpe`, :mod:`~course_lib.data` and :mod:`~course_lib.corpus`,
-:mod:`~course_lib.train`, :mod:`~course_lib.device`, :mod:`~course_lib.paths`.
+:mod:`~course_lib.train` (its progress bar in :mod:`~course_lib.progress`), :mod:`~course_lib.device`,
+:mod:`~course_lib.paths`.
 
 The periphery sits in subpackages named for what they are, each with a reading order in its docstring:
 :mod:`course_lib.classroom` (exercises, checks, student and nbgrader versions: ``python -m
@@ -25,7 +26,8 @@ of CONTRIBUTING.md says which module may import which; there is no import cycle 
 
 Names are imported lazily (PEP 562): ``import course_lib`` imports no submodule, and ``course_lib.fit`` imports
 ``course_lib.train`` the first time it is asked for. So ``import course_lib.masks`` costs only torch, and tqdm,
-matplotlib and seaborn are loaded by the modules that draw or report (``train``, ``figures.plot``), when they are used.
+matplotlib and seaborn are loaded by the modules that draw or report (``progress``, ``figures.plot``), when they are
+used.
 """
 
 from __future__ import annotations
@@ -114,7 +116,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "pad_sequences",
         "tokenize",
     ),
-    "train": ("History", "accuracy", "cross_entropy", "evaluate", "fit", "progress_bar"),
+    "progress": ("progress_bar",),
+    "train": ("History", "accuracy", "cross_entropy", "evaluate", "fit"),
     "vision": ("PatchEmbedding", "TinyCNN", "TinyViT", "ViTBlock", "patchify", "unpatchify"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

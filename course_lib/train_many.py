@@ -30,7 +30,8 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
-from .train import History, _check_data, adam_step, cross_entropy, progress_bar
+from .progress import progress_bar
+from .train import History, _check_data, adam_step, cross_entropy
 from .validate import instance, integer, number
 
 __all__ = ["fit_many"]

@@ -202,6 +202,7 @@ CASES = {
         lambda: cl.patchify(torch.zeros(1, 1, 4, 4), 3),
         "patch_size",
     ),
+    "progress_bar": (lambda: cl.progress_bar(total="8"), lambda: cl.progress_bar(total=-1), "total"),
     "plot_attention": (
         lambda: cl.plot_attention("weights"),
         lambda: cl.plot_attention(torch.zeros(2, 2, 2, 2)),
@@ -317,7 +318,7 @@ CASES = {
 }
 # Names with no argument to get wrong, or only a data class.
 NO_ARGUMENTS = {
-    "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "progress_bar", "encoder_block_diagram",
+    "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "encoder_block_diagram",
     "architecture_families_diagram",
     "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "cjk_fonts",
 }  # fmt: skip

@@ -143,7 +143,8 @@ def test_the_layering_check_sees_imports_inside_functions_and_subpackages(tmp_pa
 
 def test_the_course_vocabulary_stays_a_short_flat_list():
     flat = [p for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
-    assert len(flat) <= 24, "at most 24 modules directly under course_lib/: put the periphery in a subpackage"
+    # 25 since issue 43 (item 7): `progress`, the bar notebooks call as cl.progress_bar, on the ground floor
+    assert len(flat) <= 25, "at most 25 modules directly under course_lib/: put the periphery in a subpackage"
 
 
 def code_lines(node) -> int:

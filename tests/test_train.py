@@ -220,9 +220,9 @@ def test_fit_leaves_a_completed_bar_that_reads_the_same_in_every_run(capsys, epo
 def test_fit_draws_a_text_bar_even_where_tqdm_auto_would_draw_a_widget():
     import tqdm.std
 
-    import course_lib.train
+    import course_lib.progress
 
-    assert course_lib.train.tqdm is tqdm.std.tqdm
+    assert course_lib.progress.tqdm is tqdm.std.tqdm
 
 
 class _KernelStream:
@@ -245,7 +245,7 @@ def test_progress_bar_output_keeps_its_place_between_prints(monkeypatch):
     # A kernel flushes each stream on its own timer, so without the bar's flushes the order a notebook stores
     # depends on timing (issue 16's threads2 failure in 02). Here the timers fire in the worst order: stdout
     # first at the end, which would put "after" before the bar's final newline.
-    from course_lib.train import progress_bar
+    from course_lib.progress import progress_bar
 
     sent = []
     out, err = _KernelStream("stdout", sent), _KernelStream("stderr", sent)
@@ -290,3 +290,12 @@ def test_fit_refuses_a_model_without_parameters_and_reports_a_diverging_loss():
     x[3, 0] = float("nan")
     with pytest.raises(RuntimeError, match=r"loss became nan at epoch 1, step 1"):
         fit(linear(), (x, y), batch_size=8, progress=False)
+
+
+def test_progress_bar_keeps_its_old_homes():
+    # notebooks 08 and 12 call cl.progress_bar; older code imported it from course_lib.train
+    import course_lib
+    import course_lib.progress
+    import course_lib.train
+
+    assert course_lib.progress_bar is course_lib.progress.progress_bar is course_lib.train.progress_bar

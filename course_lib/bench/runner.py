@@ -76,9 +76,9 @@ def run_benchmark(
         max_quadratic_n: ``naive``, ``masked`` and ``sdpa_math`` are skipped above this length.
         measure_memory: also measure peak memory (CPU: one child process per configuration).
         seed: seeds the inputs.
-        progress: show a progress bar (:func:`course_lib.train.progress_bar`, tqdm's text bar).
+        progress: show a progress bar (:func:`course_lib.progress.progress_bar`, tqdm's text bar).
     """
-    from ..train import progress_bar
+    from ..progress import progress_bar
 
     device = torch.device(device)
     if device.type not in ("cpu", "cuda"):

@@ -90,7 +90,7 @@ def autograde_class(root: str | Path, assignment: str, *, jobs: int | None = Non
     """Autograde ``students`` (default: every submission of ``assignment``), ``jobs`` processes at a time;
     student -> :class:`Graded`. Each process gets ``env`` (default: this one's), with one BLAS/OpenMP thread unless
     it sets another: ``jobs`` processes of several threads each would fight over the cores."""
-    from ..train import progress_bar
+    from ..progress import progress_bar
 
     root = Path(root).resolve()
     jobs = (os.cpu_count() or 1) if jobs is None else integer("jobs", jobs, minimum=1)
