@@ -3,11 +3,13 @@
 `pip install -e .` (make, conda, Colab) reads data/ in the clone; a plain `pip install .` reads the copy that
 pyproject.toml ships as the package data of course_lib._data (course_lib.paths.DATA_DIR). Each test copies what
 pyproject.toml builds from (course_lib/, data/, pyproject.toml, README.md, LICENSE) into a temporary folder, so a file
-that only the clone has cannot hide a missing one, and installs it with `--no-deps --no-index --no-build-isolation`:
-nothing is downloaded. The new environment sees this interpreter's packages (torch, numpy, setuptools, pip) through a
-.pth file, which does not run the .pth files inside them, so this environment's own editable course_lib stays out.
-The plain install loads every data set (about 4.5 s of CPU: the build and torch's import); the editable one checks
-where course_lib and its data are (about 2 s).
+that only the clone has cannot hide a missing one, and installs it with `--no-deps`; where this interpreter has the
+build backend pyproject.toml asks for (setuptools >= 77), also `--no-index --no-build-isolation`: nothing is
+downloaded. Where it has not (a venv of Python 3.11 comes with setuptools 65), pip builds as `make setup` did just
+before, in an isolated environment with the backend from its index or cache. The new environment sees this
+interpreter's packages (torch, numpy, setuptools, pip) through a .pth file, which does not run the .pth files inside
+them, so this environment's own editable course_lib stays out. The plain install loads every data set (about 4.5 s of
+CPU: the build and torch's import); the editable one checks where course_lib and its data are (about 2 s).
 """
 
 import json
@@ -17,9 +19,11 @@ import site
 import subprocess
 import sys
 import sysconfig
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from course_lib.paths import ROOT
 
@@ -51,6 +55,19 @@ print(json.dumps({
 """
 
 
+def backend_here() -> bool:
+    """Whether this interpreter has every package of pyproject.toml's build-system.requires, in a version it allows."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return False
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    try:
+        return all(version(r.name) in r.specifier for r in map(Requirement, requires))
+    except PackageNotFoundError:
+        return False
+
+
 def built_from(folder: Path) -> Path:
     """A copy of what `pip install .` reads from the clone."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -78,8 +95,9 @@ def test_installed_course_loads_every_data_set(tmp_path, editable):
     python = fresh_environment(tmp_path / "venv")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    install = [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation"]
-    install += ["--ignore-installed", *(["-e"] if editable else []), str(source)]  # never touch this environment
+    install = [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed"]  # not this venv
+    install += ["--no-index", "--no-build-isolation"] if backend_here() else []
+    install += [*(["-e"] if editable else []), str(source)]
     subprocess.run(install, check=True, env=env, cwd=tmp_path)
 
     def run(script: str) -> dict:
