@@ -148,9 +148,9 @@ def lecture_minutes(found: list[Section]) -> dict[int, int]:
     """Per lecture of the core path, the minutes of its core sections without the exercises and the reading list:
     what a lecture slot presents (the lecturer's guide schedules the exercises in a separate lab)."""
     out: dict[int, int] = {}
-    for s in found:
-        if s.kind == CORE:
-            out[s.lecture] = out.get(s.lecture, 0) + (0 if _is_lab(found, s) else s.minutes)
+    for i, s in enumerate(found):
+        if s.kind == CORE:  # a ### section's ## is the last one before it, not the notebook's last
+            out[s.lecture] = out.get(s.lecture, 0) + (0 if _is_lab(found[: i + 1], s) else s.minutes)
     return out
 
 
