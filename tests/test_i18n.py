@@ -104,6 +104,14 @@ def test_problems_name_what_a_translation_lost(msgstr, complaint):
     assert any(complaint in line for line in found), found
 
 
+def test_heading_anchor_is_mysts():
+    assert (
+        i18n.heading_anchor("5.1 Which way round are the weight matrices?")
+        == "51-which-way-round-are-the-weight-matrices"
+    )
+    assert i18n.heading_anchor("Mistake 5: $O(n^2)$ memory") == "mistake-5--memory"
+
+
 def test_glossary_terms_are_read_from_the_glossary(repo):
     assert i18n.glossary_terms(repo) == {"self-attention": "自注意力", "token": "词元"}
     assert i18n.glossary_terms()["self-attention"] == "自注意力"  # the course's own glossary
@@ -143,6 +151,7 @@ def test_start_translate_update_gives_a_twin_with_english_code_and_relinked_pros
     twin = json.loads((repo / "notebooks" / "zh" / "00_a.ipynb").read_text(encoding="utf-8"))
     assert twin["cells"][1] == english["cells"][1] and twin["metadata"] == english["metadata"]
     prose = "".join(twin["cells"][0]["source"])
+    assert prose.startswith('## 1. Padding masks <a id="1-padding-masks"></a>\n')  # the English anchor lands here
     assert "[token 词元](../../docs/glossary.md#token)" in prose  # the glossary has no twin: the English one
     assert "[notebook 01](../01_b.ipynb)" in prose  # a notebook with no twin: the English one
 

@@ -115,11 +115,25 @@ def unit_texts(markdown: str) -> list[str]:
     return ["\n".join(lines[a:b]) for a, b in units(markdown)]
 
 
-def translate_markdown(markdown: str, translation: dict[str, str]) -> str:
-    """``markdown`` with every unit replaced by ``translation[unit]`` (KeyError names a unit without one)."""
+def heading_anchor(title: str) -> str:
+    """MyST's anchor of a heading (myst_heading_anchors): maths, code and emphasis marks dropped, lower case, spaces
+    to hyphens, other punctuation dropped. Links into a notebook (``03_x.ipynb#51-which-way-round``) use it."""
+    title = re.sub(r"[`*]", "", re.sub(r"\$[^$]*\$", "", title))
+    return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", title.strip().lower().replace(" ", "-"))
+
+
+def translate_markdown(markdown: str, translation: dict[str, str], anchors: bool = False) -> str:
+    """``markdown`` with every unit replaced by ``translation[unit]`` (KeyError names a unit without one). With
+    ``anchors``, a translated heading ends with ``<a id="..."></a>``, the English heading's anchor, so that links
+    written for the English notebook still land on it."""
     lines = markdown.split("\n")
     for start, end in reversed(units(markdown)):
-        lines[start:end] = translation["\n".join(lines[start:end])].split("\n")
+        english = "\n".join(lines[start:end])
+        text = translation[english]
+        heading = re.match(r"#{1,6}\s+(.+?)\s*$", english)
+        if anchors and heading and "\n" not in english:
+            text += f' <a id="{heading_anchor(heading.group(1))}"></a>'
+        lines[start:end] = text.split("\n")
     return "\n".join(lines)
 
 
@@ -286,7 +300,7 @@ def render(source: str, po: polib.POFile, twinned: set[str], root: Path = ROOT) 
     twin = copy.deepcopy(nb)
     for cell in twin["cells"]:
         if cell["cell_type"] == "markdown":
-            markdown = relink(translate_markdown("".join(cell["source"]), table), source, twinned)
+            markdown = relink(translate_markdown("".join(cell["source"]), table, anchors=True), source, twinned)
             cell["source"] = markdown.splitlines(keepends=True)
     return json.dumps(twin, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
