@@ -5,10 +5,14 @@ parts, in this order: **Question.**, **Worked answer.** and **Marking.** The mar
 bullets ``- 2 points: ...`` that add up to the heading's points.
 
 The numbers: ``EXPECTED`` maps every question id to a function that recomputes its answer independently (float64,
-fractions or integers; ``course_lib`` only as a second opinion where it has the function) and returns the strings
-the page must show, as written. A number in a worked answer or in the marking notes that is neither one of these
-strings, nor given in the question, nor a small integer (at most 12: step numbers, points, d_k = 4), fails the test:
-so a number cannot enter an answer without being computed here.
+fractions or integers, and float16 step by step where a question asks what float16 gives; ``course_lib`` only as a
+second opinion where it has the function) and returns the strings the page must show, as written. A number in a
+worked answer or in the marking notes that is neither one of these strings, nor given in the question, nor a small
+integer (at most 12: step numbers, points, d_k = 4), fails the test: so a number cannot enter an answer without being
+computed here.
+
+The page's rule for building a paper (its section "Building a paper") is checked too: its example papers fit the
+exam lengths of the lecturer's guide by the questions' stated minutes, and the rule refuses a paper that does not.
 
 The page is withheld from students: tests/test_book.py checks that the book leaves it out.
 """
@@ -109,9 +113,13 @@ def q01_3():
 
 
 def q02_1():
-    k_small = math.log(1000) / math.log(1 / 0.8)
-    assert 0.8**31 < 1e-3 < 0.8**30
-    return [f4(0.8**10), f4(1.2**10), f4(math.log(1000)), f4(math.log(1.25)), f"{k_small:.2f}", "31", "30", "1000"]
+    bound = 1000  # the bound below 10^-3: 1 / 0.001
+    k_small = math.log(bound) / math.log(1 / 0.8)
+    k = math.ceil(k_small)  # the smallest whole distance
+    assert 0.8**k < 1 / bound < 0.8 ** (k - 1)
+    return [f4(0.8**10), f4(1.2**10), f4(math.log(bound)), f4(math.log(1.25)), f"{k_small:.2f}", str(k), str(k - 1)] + [
+        str(bound)
+    ]
 
 
 def q02_2():
@@ -199,9 +207,10 @@ def q03_3():
 
 
 def q04_1():
-    var = Fraction(16) * Fraction(3) ** 2 * Fraction(1, 2) ** 2
+    sigma_k2 = Fraction(1, 2) ** 2
+    var = Fraction(16) * Fraction(3) ** 2 * sigma_k2
     assert var == 36
-    return [str(int(var)), f4(1 / math.sqrt(var)), f4(1 / float(var)), "16", "64", "0.25"]
+    return [str(int(var)), f4(1 / math.sqrt(var)), f4(1 / float(var)), "16", "64", f"{float(sigma_k2)}"]
 
 
 def q04_2():
@@ -216,28 +225,48 @@ def q04_2():
     grad = [a[i] * (g_up[i] - ag) for i in range(3)]
     assert grad == [sum(J[i][j] * g_up[j] for j in range(3)) for i in range(3)]
     entries = {f"{float(x):.2f}" for row in J for x in row}
-    return sorted(entries) + [f"{float(x):.2f}" for x in grad] + [f"{float(ag):.1f}", "0.8", "-1.2", "-0.2", "0.7"]
+    shifted = [f"{float(x - ag):.1f}" for x in g_up]  # g - a.g
+    ones_minus = [f"{float(1 - x):.1f}" for x in a]  # the 1 - a_i of the diagonal
+    return sorted(entries) + [f"{float(x):.2f}" for x in grad] + [f"{float(ag):.1f}"] + shifted + ones_minus
+
+
+def sig4(x: float) -> str:
+    """4 significant digits, trailing zeros kept (1.000)."""
+    return f"{x:#.4g}"
 
 
 def q04_3():
     big = torch.finfo(torch.float16).max
-    assert torch.isinf(torch.exp(torch.tensor(12.0, dtype=torch.float16)))
-    stable = softmax([12.0, 3.0, 1.0])
-    q = torch.full((1024,), 8.0, dtype=torch.float16)
+    s = torch.tensor([12.0, 3.0, 1.0], dtype=torch.float16)
+    naive = torch.exp(s) / torch.exp(s).sum()  # the textbook softmax, in float16
+    assert torch.isinf(torch.exp(s[0])) and torch.isnan(naive[0]) and naive[1:].eq(0).all()
+    # the stable softmax step by step in float16: every operation rounds to float16
+    terms = torch.exp(s - s.max())
+    total = terms.sum()
+    weights = terms / total
+    assert total.dtype == torch.float16 and total.item() == 1.0  # 1.00014 rounds to 1 in float16
+    torch.testing.assert_close(weights, torch.softmax(s, -1), rtol=0, atol=0)  # torch's float16 softmax agrees
+    exact_total = sum(math.exp(x) for x in (0.0, -9.0, -11.0))
+    as_float32 = torch.softmax(s.float(), -1)
+    d_k = 1024
+    q = torch.full((d_k,), 8.0, dtype=torch.float16)
     assert torch.isinf(q @ q)
+    scale = math.isqrt(d_k)
+    assert torch.isfinite((q / scale) @ q)
     return [
         g(int(big)),
         f"{math.log(big):.2f}",
         g(round(math.exp(12))),
-        f4(stable[0]),
-        f"{stable[1]:.4g}",
-        f"{stable[2]:.4g}",
-        f"{math.exp(-9):.4g}",
-        f"{math.exp(-11):.4g}",
-        g(8 * 8 * 1024),
-        g(1024),
-        g(2048),
-        "32",
+        *(sig4(w) for w in weights.tolist()),
+        sig4(terms[1].item()),
+        f"{terms[2].item():.4g}",
+        f"{exact_total:.5f}",
+        sig4(torch.finfo(torch.float16).eps),  # the spacing of float16 numbers next to 1
+        f4(as_float32[0].item()),
+        g(8 * 8 * d_k),
+        g(d_k),
+        g(int(((q / scale) @ q).item())),
+        str(scale),
     ]
 
 
@@ -294,7 +323,8 @@ def q06_1():
 def q06_2():
     D, H = 64, 8
     d_k = D // H
-    return [g(2 * D * D), g(H * D * D), str(d_k), "16", "23", "64"]
+    block = 2  # block 2 of the identity: rows 2 d_k to 3 d_k - 1
+    return [g(2 * D * D), g(H * D * D), str(d_k), str(block * d_k), str((block + 1) * d_k - 1), str(D)]
 
 
 def q06_3():
@@ -323,9 +353,9 @@ def q07_1():
         f4(math.cos(3)),
         f4(math.cos(0.03)),
         f4(dot),
-        "0.01",
-        "0.02",
-        "0.03",
+        f"{omegas[1]:g}",
+        f"{2 * omegas[1]:g}",
+        f"{3 * omegas[1]:g}",
         f4(2 * math.cos(3)),
     ]
 
@@ -351,8 +381,15 @@ def q07_2():
 
 
 def q07_3():
-    trained, longest = 16, 32
-    return [f4(2 * math.pi), str(longest - 1), str(trained - 1), "18"]
+    trained, longest, head_width = 16, 32, 16  # notebook 07's task and its heads' width
+    offset = -18  # an unseen offset, one of those notebook 07's trained heads score highest
+    assert trained <= abs(offset) < longest
+    omega = cl.sinusoidal_frequencies(head_width).double().tolist()
+    assert math.isclose(omega[1], 10000 ** (-2 / head_width), rel_tol=1e-6)
+    pair0, pair1 = (offset * w % (2 * math.pi) for w in omega[:2])
+    assert math.isclose(pair0, offset + 6 * math.pi)
+    assert abs(pair0 - omega[0]) < 0.2 and abs(pair1 - omega[1]) < 0.3  # near offset +1's angles, not on them
+    return [f4(2 * math.pi), str(longest - 1), str(trained - 1), str(-offset), f4(pair0), f4(omega[1]), f4(pair1)]
 
 
 def q08_1():
@@ -411,11 +448,12 @@ def q09_1():
 
     L = 224 * 224
     entries = L * L
+    side = 16  # the question's image side
     return [
         str(width(5, 3)),
         str(width(2, 5)),
-        "15",
-        "16",
+        str(side - 1),  # the corners' distance
+        str(side),
         g(L),
         g(entries),
         g(entries * 4),
@@ -444,7 +482,8 @@ def q09_2():
 
 
 def q09_3():
-    return ["49", "81"]
+    seen = 1 + 3 * (3 - 1)  # three 3 x 3 layers
+    return [str(seen * seen), str(9 * 9)]
 
 
 def q10_1():
@@ -501,7 +540,8 @@ def q10_2():
 
 
 def q10_3():
-    return ["768", "16", g(1024)]
+    C, P = 3, 16  # ViT-Base's RGB patches of 16 x 16
+    return [str(C * P * P), str(P), g(1024)]
 
 
 def q11_1():
@@ -526,7 +566,7 @@ def q11_1():
         f4(unbiased[3].item()),
         f4(unbiased[0].item()),
         f4(8 / 3),
-        "1.25",
+        f"{1 / (1 - 0.2):g}",  # inverted dropout's factor for p = 0.2
         "0.2",
         g(D * F),
         str(D),
@@ -571,7 +611,9 @@ def q12_2():
     P, N = 10, 100
     without = sum(P + t for t in range(N))
     assert without == N * P + N * (N - 1) // 2
-    return [g(without), g(N * P), g(N * (N - 1) // 2), str(P + N - 1), "100", "99", str(P + N), g(N * P + N * N // 2)]
+    return [g(without), g(N * P), g(N * (N - 1) // 2), str(P + N - 1), str(N), str(N - 1), str(P + N)] + [
+        g(N * P + N * N // 2)
+    ]
 
 
 def q12_3():
@@ -708,8 +750,8 @@ def q13_2():
         ", ".join(str(b) for b in by_hand),
         f"{cp >> 8}, {cp & 0xFF}",  # the common slip: the code point's two bytes taken as the UTF-8 bytes
         str(len(ascii_only.encode("注意力"))),
-        "127",
-        "128",
+        str(2**7 - 1),  # the largest ASCII byte
+        str(2**7),
         "1110",
         str(len(bits)),
         str(cl.BytePairEncoder().vocab_size),  # the byte tokens, always there
@@ -813,6 +855,93 @@ def q14_3():
     return []
 
 
+# ------------------------------------------------------------------------------------- the recall questions
+
+
+def q02_4():
+    n, d = 128, 512
+    attention, recurrent = n * n * d, n * d * d
+    assert recurrent // attention == d // n
+    return [g(attention), g(recurrent), str(d // n)]
+
+
+def q04_4():
+    big32 = torch.finfo(torch.float32).max
+    s = torch.tensor([1000.0, 1000.0])  # float32
+    naive = torch.exp(s) / torch.exp(s).sum()
+    assert torch.isnan(naive).all()
+    stable = torch.exp(s - s.max()) / torch.exp(s - s.max()).sum()
+    torch.testing.assert_close(stable, torch.softmax(s, -1))
+    assert torch.isfinite(torch.exp(torch.tensor(88.72))) and torch.isinf(torch.exp(torch.tensor(88.73)))
+    return [f"{math.log(big32):.2f}", f"{stable[0].item():g}", "1000"]
+
+
+def q05_4():
+    n, n_big = 4, 100
+    causal = cl.causal_mask(n)
+    assert torch.equal(causal, torch.ones(n, n, dtype=torch.bool).tril())
+    padding = torch.tensor([True] * (n - 1) + [False])
+    combined = causal & padding[None, :]
+    assert not combined[:, -1].any() and combined[-1].sum() == n - 1
+    return [str(int(causal.sum())), g(int(cl.causal_mask(n_big).sum())), str(n_big), g(n_big * n_big // 2)]
+
+
+def q06_4():
+    D, H, B, L = 12, 3, 2, 5
+    d_k = D // H
+    layer = cl.MultiHeadAttention(D, H)
+    count = sum(p.numel() for p in layer.parameters())
+    assert count == 4 * D * D + 4 * D
+    out = layer(torch.zeros(B, L, D))
+    assert tuple(out.shape) == (B, L, D)
+    return [str(d_k), f"({B}, {H}, {L}, {d_k})", f"({B}, {H}, {L}, {L})", f"({B}, {L}, {D})", g(4 * D * D)] + [
+        str(4 * D),
+        g(count),
+        f"({B}, {L}, {L})",  # the common slip: one head's scores
+    ]
+
+
+def q07_4():
+    D, base = 8, 10000
+    omega = cl.sinusoidal_frequencies(D).double().tolist()
+    ours = [base ** (-2 * i / D) for i in range(D // 2)]
+    assert all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(omega, ours))
+    return [str(base)] + [f"{w:g}" for w in ours] + [f4(2 * math.pi / ours[0]), f"{2 * math.pi / ours[-1]:,.4f}"]
+
+
+def q09_4():
+    def width(layers, k):
+        return 1 + layers * (k - 1)
+
+    conv = torch.nn.Conv2d(1, 1, 3, padding=1, bias=False)
+    assert width(3, 3) == 7 and width(2, 5) == 9
+    stack = torch.nn.Sequential(conv, conv, conv)  # a pixel's gradient reaches a 7 x 7 window
+    x = torch.zeros(1, 1, 15, 15, requires_grad=True)
+    stack(x)[0, 0, 7, 7].backward()
+    assert int((x.grad[0, 0] != 0).any(0).sum()) <= width(3, 3)
+    return [str(width(3, 3)), str(width(2, 5)), str(3 * 3), str(5 * 5)]
+
+
+def q11_4():
+    D, H, B, L = 64, 4, 8, 20
+    block = torch.nn.TransformerEncoderLayer(D, H, dim_feedforward=4 * D, batch_first=True, norm_first=True)
+    x = torch.zeros(B, L, D)
+    assert tuple(block(x).shape) == (B, L, D) and block.linear1.out_features == 4 * D
+    return [f"({B}, {L}, {D})", str(4 * D), f"({B}, {L}, {4 * D})", f"({B}, {L}, {L})"]
+
+
+def q12_5():
+    return []
+
+
+def q13_5():
+    base = cl.BytePairEncoder().vocab_size
+    merges = 1000
+    sizes = {word: len(word.encode("utf-8")) for word in ("cat", "猫", "café")}
+    assert base == 256 and len("é".encode()) == 2
+    return [str(base), *(str(n) for n in sizes.values()), g(merges), g(base + merges)]
+
+
 EXPECTED = {
     "Q01.1": q01_1,
     "Q01.2": q01_2,
@@ -820,41 +949,50 @@ EXPECTED = {
     "Q02.1": q02_1,
     "Q02.2": q02_2,
     "Q02.3": q02_3,
+    "Q02.4": q02_4,
     "Q03.1": q03_1,
     "Q03.2": q03_2,
     "Q03.3": q03_3,
     "Q04.1": q04_1,
     "Q04.2": q04_2,
     "Q04.3": q04_3,
+    "Q04.4": q04_4,
     "Q05.1": q05_1,
     "Q05.2": q05_2,
     "Q05.3": q05_3,
+    "Q05.4": q05_4,
     "Q06.1": q06_1,
     "Q06.2": q06_2,
     "Q06.3": q06_3,
+    "Q06.4": q06_4,
     "Q07.1": q07_1,
     "Q07.2": q07_2,
     "Q07.3": q07_3,
+    "Q07.4": q07_4,
     "Q08.1": q08_1,
     "Q08.2": q08_2,
     "Q08.3": q08_3,
     "Q09.1": q09_1,
     "Q09.2": q09_2,
     "Q09.3": q09_3,
+    "Q09.4": q09_4,
     "Q10.1": q10_1,
     "Q10.2": q10_2,
     "Q10.3": q10_3,
     "Q11.1": q11_1,
     "Q11.2": q11_2,
     "Q11.3": q11_3,
+    "Q11.4": q11_4,
     "Q12.1": q12_1,
     "Q12.2": q12_2,
     "Q12.3": q12_3,
     "Q12.4": q12_4,
+    "Q12.5": q12_5,
     "Q13.1": q13_1,
     "Q13.2": q13_2,
     "Q13.3": q13_3,
     "Q13.4": q13_4,
+    "Q13.5": q13_5,
     "Q14.1": q14_1,
     "Q14.2": q14_2,
     "Q14.3": q14_3,
@@ -904,13 +1042,8 @@ def committed_notebooks() -> list[str]:
 
 
 def notebooks_with_questions() -> list[str]:
-    """01-12, and 13/14 once their notebooks are committed."""
-    numbers_ = [f"{i:02d}" for i in range(1, 13)]
-    names = committed_notebooks()
-    for extra in ("13", "14"):
-        if any(re.fullmatch(rf"{extra}_.*\.ipynb", name) for name in names):
-            numbers_.append(extra)
-    return numbers_
+    """Every committed notebook from 01 on (a notebook still being written, not yet committed, is left alone)."""
+    return sorted({m[1] for name in committed_notebooks() if (m := re.fullmatch(r"(\d\d)_.*\.ipynb", name))} - {"00"})
 
 
 # ------------------------------------------------------------------------------------------------ tests
@@ -971,3 +1104,91 @@ def test_worked_answers_show_the_recomputed_numbers(qid):
     allowed = numbers(" ".join(expected)) | numbers(p["question"])
     unchecked = sorted(x for x in numbers(answer) if x not in allowed and not (x.isdigit() and int(x) <= FREE_INTEGERS))
     assert not unchecked, f"{qid}: numbers in the answer that no check computes: {unchecked}"
+
+
+# ------------------------------------------------------------------------------------------ building a paper
+
+GUIDE = ROOT / "docs" / "lecturers_guide.md"
+TIME_SHARE = (Fraction(75, 100), Fraction(85, 100))  # the questions' minutes over the paper's minutes
+MIN_RECALL = 10
+PAPER = re.compile(
+    r"^- \*\*Example (?P<name>midterm|final[^*]*)\*\* \((?P<minutes>\d+) minutes, notebooks (?P<covers>[^)]+)\): "
+    r"(?P<ids>Q\d\d\.\d+(?:,\s+Q\d\d\.\d+)*)\.$",
+    re.M,
+)
+
+
+def covered(text: str) -> set[str]:
+    """'01–08 and 11–14' -> {'01', ..., '08', '11', ..., '14'}"""
+    out = set()
+    for first, last in re.findall(r"(\d\d)–(\d\d)", text):
+        out |= {f"{i:02d}" for i in range(int(first), int(last) + 1)}
+    return out
+
+
+def paper_problems(ids: list[str], minutes: int, covers: set[str]) -> list[str]:
+    """What breaks the bank's rule for building a paper (empty: nothing)."""
+    qs = [QUESTIONS[i] for i in ids]
+    problems = []
+    total = sum(int(q["minutes"]) for q in qs)
+    low, high = (math.ceil(minutes * TIME_SHARE[0]), math.floor(minutes * TIME_SHARE[1]))
+    if not low <= total <= high:
+        problems.append(f"{total} minutes of questions, the rule wants {low} to {high}")
+    notebooks = [q["nb"] for q in qs]
+    if len(set(notebooks)) < len(notebooks) or not set(notebooks) <= covers:
+        problems.append(f"notebooks {notebooks}: one question each, from {sorted(covers)}")
+    if len(set(notebooks)) < math.ceil(len(covers) / 2):
+        problems.append(f"{len(set(notebooks))} notebooks, fewer than half of {len(covers)}")
+    if not any(q["level"] == "recall" for q in qs) or not any(q["kind"] == "compute" for q in qs):
+        problems.append("no recall question or no compute question")
+    points = sum(int(q["points"]) for q in qs)
+    analyse = sum(int(q["points"]) for q in qs if q["level"] == "analyse")
+    if 4 * analyse < points:
+        problems.append(f"{analyse} of {points} points at level analyse, less than a quarter")
+    return problems
+
+
+def exam_minutes() -> dict[str, int]:
+    """The lecturer's guide's exam lengths, from its assessment table."""
+    plan = GUIDE.read_text(encoding="utf-8").split("## Assessment", 1)[1]
+    found = dict(re.findall(r"^\| (midterm|final) exam \| \d+ % \| (\d+) minutes", plan, re.M))
+    assert set(found) == {"midterm", "final"}, found
+    return {name: int(m) for name, m in found.items()}
+
+
+def test_the_bank_states_the_rule_for_building_a_paper():
+    rule = TEXT.split("## Building a paper", 1)[1].split("\n## ", 1)[0]
+    low, high = (int(x * 100) for x in TIME_SHARE)
+    assert f"{low} to {high} % of the paper's minutes" in rule
+    for name, minutes in exam_minutes().items():
+        share = (math.ceil(minutes * TIME_SHARE[0]), math.floor(minutes * TIME_SHARE[1]))
+        assert f"{share[0]} to {share[1]}" in rule and f"{minutes}-minute {name}" in rule, (name, share)
+
+
+def test_the_example_papers_follow_the_rule_and_the_guides_exam_lengths():
+    papers = list(PAPER.finditer(TEXT))
+    names = [p["name"].split(",")[0] for p in papers]
+    assert names.count("midterm") >= 1 and names.count("final") >= 1, names
+    lengths = exam_minutes()
+    for paper in papers:
+        kind = paper["name"].split(",")[0]
+        assert int(paper["minutes"]) == lengths[kind], f"{paper['name']}: the guide gives {lengths[kind]} minutes"
+        ids = re.split(r",\s+", paper["ids"])
+        assert set(ids) <= set(QUESTIONS), f"{paper['name']}: unknown questions {set(ids) - set(QUESTIONS)}"
+        problems = paper_problems(ids, int(paper["minutes"]), covered(paper["covers"]))
+        assert not problems, f"{paper['name']}: {problems}"
+    midterm = next(p for p in papers if p["name"] == "midterm")
+    assert covered(midterm["covers"]) == {f"{i:02d}" for i in range(1, 8)}, "the midterm covers weeks 1-7"
+
+
+def test_the_rule_catches_a_paper_that_does_not_fit():
+    midterm = ["Q01.1", "Q02.2", "Q03.1", "Q04.3", "Q05.2", "Q06.2", "Q07.3"]  # one of each: 70 minutes in 60
+    assert any("minutes of questions" in p for p in paper_problems(midterm, 60, covered("01–07")))
+    assert any(
+        "analyse" in p for p in paper_problems(["Q01.1", "Q02.4", "Q03.1", "Q04.2", "Q07.1"], 60, covered("01–07"))
+    )
+
+
+def test_the_bank_has_enough_recall_questions():
+    recall = sorted(q for q, fields in QUESTIONS.items() if fields["level"] == "recall")
+    assert len(recall) >= MIN_RECALL, f"{len(recall)} recall questions: {recall}"
