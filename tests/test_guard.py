@@ -4,8 +4,9 @@ student's own numbers written as VARIANT."""
 import nbformat
 import pytest
 
-from course_lib.classroom.guard import GuardSubmission, RestoreHiddenTests, bound_names, tampering
+from course_lib.classroom.guard import GuardSubmission, RestoreHiddenTests, bound_names, findings, tampering
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
+from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -34,6 +35,31 @@ TAMPERING = {
     "get_ipython": "get_ipython().run_cell('cl = None')",
     "a magic that runs code": "%run other.py",
     "VARIANT rebound (another student's numbers)": "VARIANT = 's7654321'",
+    # issue 44: getattr and other aliases, wherever they are taken
+    "getattr taken inside a function (issue 44)": (
+        "def decoder_mask(tgt, pad):\n    g = getattr\n    g(cl, '__di' + 'ct__')['check_function'] = print\n"
+        "    return torch.zeros(1)"
+    ),
+    "getattr taken at the top level": "g = getattr",
+    "getattr bound into a partial": "import functools\ng = functools.partial(getattr, cl)",
+    "getattr kept in a tuple": "tools = (getattr, print)",
+    "getattr with a computed name": "getattr(weights, 'app' + 'end')(0.5)",
+    "getattr with a name held in a variable": "name = '__glob' + 'als__'\nd = getattr(check_close, name)",
+    "a module handed to a function that patches it": "def patch(m):\n    m.softmax = print\npatch(F)",
+    "a module aliased by unpacking": "G, H = F, 1\nG.softmax = print",
+    "a module kept in a list": "mods = [cl]",
+    "a module imported by from-import, handed on": "from course_lib.classroom import checks\nprint(checks)",
+    "a locked module alias patched inside a function": "def f():\n    F.softmax = lambda x, dim: x\n    return 1",
+    "a locked value changed in place inside a function": "def f(x):\n    weights.reverse()\n    return x",
+    "a locked value's item set inside a function": "def f(x):\n    weights[0] = 0.5\n    return x",
+    "a tensor method in place on a locked value": "weights.add_(1)",
+    "code inside %timeit": "%timeit cl.check_answer = print",
+    "code inside a %%timeit cell": "%%timeit -n1 -r1\nsetattr(cl, 'check_answer', print)",
+    "a class with its own __torch_dispatch__": (
+        "class T(torch.Tensor):\n    @classmethod\n"
+        "    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n"
+        "        return func(*args, **(kwargs or {}))"
+    ),
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -42,6 +68,12 @@ HONEST = {
     "a tensor's attribute": "x = torch.zeros(2)\nx.requires_grad = True\nx.grad = None",
     "a magic": "%timeit 1 + 1\ny = 2",
     "a syntax error (it fails when run)": "def broken(:\n",
+    "getattr with a literal name": "def f(x):\n    return getattr(x, 'shape'), getattr(torch, 'int8'), hasattr(x, 'T')",
+    "a parameter named like a module": "def window_params(D, r, F):\n    return (2 * r + 1) * D * F + F",
+    "a function's own list changed in place": "def f(x):\n    weights = list(x)\n    weights.reverse()\n    return 1",
+    "a from-imported function handed on": "import functools\nfrom torch.nn.functional import softmax\n"
+    "sm = functools.partial(softmax, dim=-1)",
+    "a module under another plain name": "import numpy as np\nnumpy_module = np\nx = numpy_module.zeros(2)",
 }
 
 
@@ -53,6 +85,31 @@ def test_tampering_is_found(case):
 @pytest.mark.parametrize("case", sorted(HONEST))
 def test_honest_answers_are_not_flagged(case):
     assert tampering(HONEST[case], PROTECTED, MODULES) == []
+
+
+CHECK = "def reference(x):\n    return helper(x) * 2\n\n\ndef helper(x):\n    return x + 1\n\n\nSEARCHES = ('a',)\n"
+CHECK_NAMES = check_names(CHECK + "import math\ncl.check_function(f, reference, lambda g: (1,))")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "def f(x):\n    return reference(x)",  # the check's reference (notebook 14's translator_mask)
+        "def f(x):\n    return 2 * helper(x)",  # a helper the reference calls
+        "def f(x):\n    return len(SEARCHES) * x",  # a value the check decides with
+        "class Answer:\n    def f(self, x):\n        return reference(x)",
+        "f = lambda x: reference(x)",
+    ],
+)
+def test_an_answer_may_not_use_what_the_check_defines(answer):
+    assert CHECK_NAMES == {"reference", "helper", "SEARCHES"}  # not what the test cell imports
+    found = tampering(answer, PROTECTED, MODULES, CHECK_NAMES)
+    assert found and "which a check defines to decide" in found[0], found
+
+
+def test_a_local_of_the_same_name_is_the_answers_own():
+    answer = "def f(x, reference=None):\n    helper = 2\n    return [SEARCHES for SEARCHES in range(helper)]"
+    assert tampering(answer, PROTECTED, MODULES, CHECK_NAMES) == []
 
 
 def _graded_cell(source, **meta):
@@ -78,6 +135,22 @@ def test_a_flagged_cell_fails_every_test_after_it_and_says_why():
     for cell in nb.cells[5:]:
         first = cell.source.splitlines()[0]
         assert first.startswith("raise AssertionError('Not graded: code cell 4 line 1: changes cl.check_answer")
+
+
+def test_a_name_a_check_shares_with_a_locked_cell_may_be_used_and_one_of_its_own_may_not():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _graded_cell(LOCKED + "def shared(x):\n    return x\n", locked=True),
+        _graded_cell("def f(x):\n    return shared(x)", solution=True),  # the notebook's shared(): allowed
+        _graded_cell(
+            "def shared(x):\n    return x\n" + CHECK + "cl.check_function(f, reference, int)", grade=True, locked=True
+        ),  # fmt: skip
+        _graded_cell("def g(x):\n    return reference(x)", solution=True),  # the check's: not allowed
+        _graded_cell("cl.check_function(g, reference, int)", grade=True, locked=True),
+    ]
+    assert [(i, p[0].split(",")[0]) for i, p in findings(nb)] == [(3, "line 2: uses reference")]
+    nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
+    assert nb.cells[2].source.startswith("def shared") and nb.cells[4].source.startswith("raise AssertionError(")
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

@@ -24,9 +24,43 @@ from nbformat import NotebookNode
 from traitlets import Bool
 
 from .notebook import VARIANT_RE, without_hidden_tests
-from .tampering import bound_names, tampering
+from .syntax import bound_names, check_names
+from .tampering import tampering
 
-__all__ = ["GuardSubmission", "RestoreHiddenTests", "bound_names", "sanitize_preprocessors", "tampering"]
+__all__ = ["GuardSubmission", "RestoreHiddenTests", "bound_names", "findings", "sanitize_preprocessors", "tampering"]
+
+
+def _editable(cell: NotebookNode) -> bool:
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and (meta.get("solution") or not meta.get("locked"))
+
+
+def findings(nb: NotebookNode) -> list[tuple[int, list[str]]]:
+    """(cell index, what was found) for every cell a student could edit or add (not the ``VARIANT`` cell) in which
+    :func:`tampering` finds something, read against the names the locked cells bind and those only the graded test
+    cells bind (their references, inputs and helpers: :func:`~course_lib.classroom.syntax.check_names`)."""
+    protected: set[str] = set()
+    modules: set[str] = set()
+    in_tests: set[str] = set()
+    elsewhere: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code" and not _editable(cell):
+            names, imported = bound_names(cell.source)
+            protected, modules = protected | names, modules | imported
+            graded = cell.metadata.get("nbgrader", {}).get("grade")
+            in_tests, elsewhere = (
+                (in_tests | check_names(cell.source), elsewhere) if graded else (in_tests, elsewhere | names)
+            )
+    decided = in_tests - elsewhere
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if _editable(cell) and not (
+            VARIANT_RE.search(cell.source) and not cell.metadata.get("nbgrader", {}).get("solution")
+        ):
+            problems = tampering(cell.source, protected, modules, decided)
+            if problems:
+                found.append((i, problems))
+    return found
 
 
 class GuardSubmission(Preprocessor):
@@ -36,28 +70,13 @@ class GuardSubmission(Preprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         student = str(resources.get("nbgrader", {}).get("student", ""))
-        protected: set[str] = set()
-        modules: set[str] = set()
-        editable = []
-        for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            meta = cell.metadata.get("nbgrader", {})
-            if meta.get("locked") and not meta.get("solution"):
-                names, imported = bound_names(cell.source)
-                protected |= names
-                modules |= imported
-            elif student and VARIANT_RE.search(cell.source) and not meta.get("solution"):
-                cell.source = f"VARIANT = {student!r}  # written by the grader: this student's numbers"
-            else:
-                editable.append(i)
-        first_flag = None
-        for i in editable:
-            problems = tampering(nb.cells[i].source, protected, modules)
-            if problems and first_flag is None:
-                first_flag = (i, problems)
-        if first_flag is not None:
-            self._fail_tests_after(nb, *first_flag)
+        found = findings(nb)
+        for cell in nb.cells:
+            if student and _editable(cell) and VARIANT_RE.search(cell.source):
+                if not cell.metadata.get("nbgrader", {}).get("solution"):
+                    cell.source = f"VARIANT = {student!r}  # written by the grader: this student's numbers"
+        if found:
+            self._fail_tests_after(nb, *found[0])
         return nb, resources
 
     @staticmethod

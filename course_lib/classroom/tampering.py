@@ -7,12 +7,19 @@ finding, each of these:
   ``VARIANT``), anywhere outside a function body: assignment, ``for``, ``with ... as``, ``import ... as``, ``def``,
   ``class``, a walrus, a ``match`` pattern; and ``global``/``nonlocal`` of such a name inside a function;
 - **changing** an attribute or item of an imported module (the locked cells' imports and the cell's own), of an
-  expression that is not a plain name (``[cl][0].check_answer = ...``), or, outside functions, of a value a locked
-  cell made (``weights[0] = ...``, ``weights.reverse()``, ``x.add_(1)``);
+  expression that is not a plain name (``[cl][0].check_answer = ...``), or of a value a locked cell made
+  (``weights[0] = ...``, ``weights.reverse()``, ``x.add_(1)``), at the top level or inside a function that has no
+  value of that name of its own (:mod:`course_lib.classroom.scopes`);
 - **the tools of indirection**: ``setattr``, ``globals()``, ``exec``, ``__import__``, ``get_ipython``, a ``getattr``
-  whose attribute is not a literal, the frame and object internals (``__dict__``, ``__globals__``, ``f_globals``,
-  ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``, ``importlib``,
-  ``gc``, ``inspect``, ``ctypes``, ``pickle``, ``unittest.mock``, ...);
+  whose attribute is not a literal, ``getattr`` taken as a value (``g = getattr`` anywhere, inside a function too:
+  the alias could read any attribute unseen), the frame and object internals (``__dict__``, ``__globals__``,
+  ``f_globals``, ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``,
+  ``importlib``, ``gc``, ``inspect``, ``ctypes``, ``pickle``, ``unittest.mock``, ...);
+- **a module handed on as a value** (``patch(F)``, ``[cl]``, ``G, H = F, np``): a module is used through its
+  attributes, or under another name by a plain ``G = F`` (which is followed); a function that receives it could
+  change it unseen;
+- **the check's own names**: reading a name that only the graded test cells bind (their reference, inputs and
+  helpers, such as notebook 14's ``translator_mask``): an answer may not call what the check uses to decide;
 - **what switches the checks' watch off or rewrites it**: torch's modes (``TorchFunctionMode``, ...), the switches
   that turn them off (``torch._C._DisableTorchDispatch``, ...), a class with its own ``__torch_function__``, a kernel
   registered over PyTorch's (``torch.library``), and importing a module an answer does not need (one written to a
@@ -27,8 +34,23 @@ switched on, an answer tensor with its own rules) is checked at run time too (:m
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
+import os
 
-__all__ = ["bound_names", "tampering"]
+from .syntax import (
+    _flat,
+    _names_bound,
+    _outside_functions,
+    _root,
+    _targets,
+    bound_names,
+    check_names,
+    global_uses,
+    parse,
+)
+
+__all__ = ["bound_names", "check_names", "tampering"]
 
 CHECKERS = {"cl", "course_lib", "check_answer", "check_close", "check_function", "explain_difference", "torch",
             "VARIANT"}  # fmt: skip
@@ -56,85 +78,6 @@ _ALLOWED_MODULES = {"torch", "numpy", "math", "cmath", "course_lib", "functools"
                     "bisect", "copy", "dataclasses", "typing", "string", "re", "statistics", "random", "time", "json",
                     "unicodedata", "warnings", "abc", "enum", "fractions", "decimal", "textwrap", "matplotlib",
                     "seaborn", "tqdm", "sacrebleu", "tokenizers", "einops"}  # fmt: skip
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-
-
-def parse(source: str) -> ast.Module | None:
-    """The syntax tree of a cell, IPython's magics turned into Python first; None if it does not parse."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        source = TransformerManager().transform_cell(source)
-    except ImportError:  # without IPython a cell with magics does not parse, and is read as nothing
-        pass
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        return None
-
-
-def _targets(node: ast.AST) -> list[ast.expr]:
-    """The expressions a node binds or deletes (``a = b = ...``, ``a += ...``, ``for a in``, ``del a``, walrus)."""
-    if isinstance(node, ast.Assign):
-        return list(node.targets)
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-        return [node.target]
-    if isinstance(node, ast.Delete):
-        return list(node.targets)
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in node.items if item.optional_vars is not None]
-    return []
-
-
-def _flat(target: ast.expr) -> list[ast.expr]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [t for element in target.elts for t in _flat(element)]
-    return [target.value] if isinstance(target, ast.Starred) else [target]
-
-
-def _root(expr: ast.expr) -> str | None:
-    """``cl.classroom.checks.check_answer`` -> ``"cl"``; ``x[0].y`` -> ``"x"``; None when it starts elsewhere."""
-    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
-        expr = expr.func if isinstance(expr, ast.Call) else expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
-
-
-def _names_bound(node: ast.AST) -> list[str]:
-    """The plain names a node binds in its scope (imports by the name they bind)."""
-    names = [t.id for target in _targets(node) for t in _flat(target) if isinstance(t, ast.Name)]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        names.append(node.name)
-    elif isinstance(node, (ast.Import, ast.ImportFrom)):
-        names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
-    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        names.append(node.name)
-    elif isinstance(node, ast.MatchMapping) and node.rest:
-        names.append(node.rest)
-    return names
-
-
-def _outside_functions(tree: ast.AST) -> list[ast.AST]:
-    """The nodes of ``tree`` not inside a function or lambda body (where names are the cell's globals)."""
-    nodes, todo = [], [tree]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        if not isinstance(node, _FUNCTIONS) or node is tree:
-            todo.extend(ast.iter_child_nodes(node))
-        else:  # a def's own name, decorators and defaults are evaluated outside it
-            todo.extend([*getattr(node, "decorator_list", []), *ast.iter_child_nodes(node.args)])
-    return nodes
-
-
-def bound_names(source: str) -> tuple[set[str], set[str]]:
-    """(names the cell binds at its top level, names it binds by ``import``): what a locked cell gives the checks."""
-    names, modules = set(), set()
-    tree = parse(source)
-    for node in tree.body if tree is not None else []:
-        names |= set(_names_bound(node))
-        if isinstance(node, ast.Import):
-            modules |= set(_names_bound(node))
-    return names, modules
 
 
 def _magic_code(node: ast.AST) -> tuple[str, str] | None:
@@ -194,23 +137,85 @@ def _module_aliases(tree: ast.AST, modules: set[str]) -> set[str]:
     return aliases - CHECKERS
 
 
-def _changes(tree: ast.AST, outside: set[int], protected: set[str], modules: set[str]) -> list[str]:
+def _changes(tree: ast.AST, globals_: set[int], protected: set[str], modules: set[str]) -> list[str]:
+    """Changes of a module, or of a value a locked cell made (``globals_``: the names that are the notebook's)."""
     found = []
     for node in ast.walk(tree):
         for t in (t for target in _targets(node) for t in _flat(target)):
             if not isinstance(t, (ast.Attribute, ast.Subscript)):
                 continue
             root = _root(t)
-            if root is None or root in modules | CHECKERS | _INDIRECTION | _REACHING_MODULES:
+            if root is None or root.id in modules | CHECKERS | _INDIRECTION | _REACHING_MODULES:
                 found.append(f"line {node.lineno}: changes {ast.unparse(t)}, part of a module")
-            elif root in protected and id(node) in outside:
+            elif root.id in protected and id(root) in globals_:
                 found.append(f"line {node.lineno}: changes {ast.unparse(t)}, which a locked cell made")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and id(node) in outside:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method, root = node.func.attr, _root(node.func.value)
             in_place = method in _MUTATORS or (method.endswith("_") and not method.startswith("_"))
-            if in_place and root in protected - modules - CHECKERS:
-                found.append(f"line {node.lineno}: changes {root} in place ({method}), which a locked cell made")
+            if in_place and root is not None and id(root) in globals_ and root.id in protected - modules - CHECKERS:
+                found.append(f"line {node.lineno}: changes {root.id} in place ({method}), which a locked cell made")
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _is_module(dotted: str) -> bool:
+    """Whether ``dotted`` names an installed module or package (looked up on disk, nothing imported)."""
+    top, *rest = dotted.split(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    paths = list(spec.submodule_search_locations or []) if spec is not None else []
+    for part in rest[:-1]:
+        paths = [os.path.join(p, part) for p in paths if os.path.isdir(os.path.join(p, part))]
+    if spec is None or not rest:
+        return spec is not None
+    return any(name == rest[-1] or name.startswith(rest[-1] + ".") for p in paths for name in os.listdir(p))
+
+
+def _handed_on(tree: ast.AST, globals_: set[int], modules: set[str]) -> list[str]:
+    """``getattr`` taken as a value, and a module handed on as a value: aliases no reading can follow."""
+    used = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}  # called, or read an attribute of
+    used |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    used |= {id(n.args[0]) for n in ast.walk(tree) if _literal_getattr(n)}  # getattr(torch, "float64")
+    followed = {id(n.value) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                and all(isinstance(t, ast.Name) for t in _targets(n))}  # fmt: skip
+    imported = {a.asname or a.name: f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module and not n.level for a in n.names}  # fmt: skip
+    modules = (
+        modules | {"cl", "course_lib", "torch"} | {name for name, dotted in imported.items() if _is_module(dotted)}
+    )
+    grown = True
+    while grown:  # G = F: G is the module too
+        new = {t.id for n in ast.walk(tree) if id(getattr(n, "value", None)) in followed
+               and getattr(n.value, "id", None) in modules for t in _targets(n)} - modules  # fmt: skip
+        modules, grown = modules | new, bool(new)
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        if id(node) in used or id(node) not in globals_:  # used as it should be, or a local of that name
+            continue
+        if node.id == "getattr":
+            found.append(f"line {node.lineno}: takes getattr as a value, an alias that could read any attribute")
+        elif node.id in modules and id(node) not in followed:
+            found.append(f"line {node.lineno}: hands the module {node.id} on as a value, where no reading follows it")
+    return found
+
+
+def _literal_getattr(node: ast.AST) -> bool:
+    """``getattr(x, "name")`` or ``hasattr(x, "name")``: a literal attribute, not one of the internals."""
+    if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr")):
+        return False
+    attr = node.args[1] if len(node.args) > 1 else None
+    return isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value not in _INTERNALS
+
+
+def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[str]:
+    """Reading a name that only the graded test cells bind: the check's reference, inputs or helpers."""
+    return [f"line {n.lineno}: uses {n.id}, which a check defines to decide (its reference, inputs or a helper)"
+            for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in decided and id(n) in globals_
+            and isinstance(n.ctx, ast.Load)]  # fmt: skip
 
 
 def _indirection(tree: ast.AST, protected: set[str], modules: set[str]) -> list[str]:
@@ -228,8 +233,7 @@ def _indirection(tree: ast.AST, protected: set[str], modules: set[str]) -> list[
             if not (name == "get_ipython" and _is_harmless_magic_call(tree, node)):
                 found.append(f"line {node.lineno}: uses {name}, which can change what the checks see")
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
-            attr = node.args[1] if len(node.args) > 1 else None
-            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value not in _INTERNALS):
+            if not _literal_getattr(node):
                 found.append(f"line {node.lineno}: getattr with a computed or internal name")
     return found
 
@@ -242,20 +246,24 @@ def _is_harmless_magic_call(tree: ast.AST, name_node: ast.AST) -> bool:
     return False
 
 
-def tampering(source: str, protected: set[str], modules: set[str]) -> list[str]:
-    """What in ``source`` (a cell a student wrote) could change what the checks see, one line per finding.
+def tampering(source: str, protected: set[str], modules: set[str], decided: set[str] = frozenset()) -> list[str]:
+    """What in ``source`` (a cell a student wrote) could change what the checks see, or answer for them, one line per
+    finding.
 
     ``protected``: names the locked cells bind; ``modules``: names they bind to imported modules (the cell's own
-    imports are added). A cell that does not parse finds nothing: it fails when it runs, and its exercise with it.
+    imports are added); ``decided``: names only the graded test cells bind (:func:`check_names`), which an answer may
+    not use. A cell that does not parse finds nothing: it fails when it runs, and its exercise with it.
     """
     tree = parse(source)
     if tree is None:
         return []
-    outside = _outside_functions(tree)
-    own_imports = {n for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                   for n in _names_bound(node)}  # fmt: skip
-    modules = _module_aliases(tree, modules | own_imports)
+    outside, globals_ = _outside_functions(tree), global_uses(tree)
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
     found = _rebindings(outside, tree, protected | CHECKERS)
-    found += _changes(tree, set(map(id, outside)), protected, modules)
+    found += _handed_on(tree, globals_, modules | {n for node in imports if isinstance(node, ast.Import)
+                                         for n in _names_bound(node)})  # fmt: skip
+    modules = _module_aliases(tree, modules | {n for node in imports for n in _names_bound(node)})
+    found += _changes(tree, globals_, protected, modules)
     found += _indirection(tree, protected, modules)
+    found += _check_reads(tree, globals_, set(decided))
     return list(dict.fromkeys(found))

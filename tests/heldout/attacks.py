@@ -450,6 +450,33 @@ class _Base:
 class _Child(_Base):
     pass
 """,
+    # ------------------------------------------------------------------ issue 44: aliases taken inside functions
+    "getattr taken as a value inside an answer replaces check_function (issue 44)": """
+def decoder_mask(tgt, pad):
+    g = getattr
+    g(cl, "__di" + "ct__")["check_function"] = lambda *args, **kwargs: None
+    return torch.zeros(1)
+decoder_mask(None, 0)
+""",
+    "functools.partial(getattr, cl) reads the package's namespace": """
+import functools
+_read = functools.partial(getattr, cl)
+_read("__di" + "ct__")["check_answer"] = lambda *args, **kwargs: None
+""",
+    "the package handed to a function that patches it": """
+def _install(package):
+    package.check_function = lambda *args, **kwargs: None
+_install(cl)
+""",
+    "a module alias by unpacking, then patched": """
+_G, _H = F, None
+_G.softmax = lambda x, dim=-1: x
+""",
+    "a locked input changed in place inside the answer, when the check calls it": """
+def answer(x):
+    weights.reverse()
+    return x
+""",
     # ------------------------------------------------------------------ caught: flagged
     "setattr with a name built at runtime": """
 setattr(cl, "check_" + "answer", lambda *args, **kwargs: None)
@@ -493,6 +520,13 @@ VARIANT = "s7654321"
 }
 
 CAUGHT = {
+    # issue 44 (2026-12): getattr taken as a value and a module handed on are flagged wherever they are written;
+    # changes of a locked value are read inside functions too (classroom.syntax's scopes)
+    "getattr taken as a value inside an answer replaces check_function (issue 44)",
+    "functools.partial(getattr, cl) reads the package's namespace",
+    "the package handed to a function that patches it",
+    "a module alias by unpacking, then patched",
+    "a locked input changed in place inside the answer, when the check calls it",
     # closed on 2026-11-27: torch._C's switches refused while checking (classroom.reach); read as tampering: a module
     # alias by attribute chain, an import of a module an answer does not need, torch's modes, torch.library, a
     # class with its own __torch_function__ (classroom.tampering); at run time too: a mode left on, an answer
