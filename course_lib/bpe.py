@@ -162,7 +162,7 @@ class BytePairEncoder:
         self._rank = {pair: i for i, pair in enumerate(self.merges)}
         first_special = NUM_BYTES + len(self.merges)
         self._special_ids = {s: first_special + i for i, s in enumerate(self.specials)}
-        longest_first = sorted(self.specials, key=len, reverse=True)
+        longest_first = sorted(self.specials, key=len, reverse=True)  # "<|e|>" before "<|e", which starts it
         self._special_split = "(" + "|".join(map(re.escape, longest_first)) + ")" if specials else None
 
     def _checked_pair(self, i: int, pair: object) -> tuple[int, int]:
@@ -182,13 +182,13 @@ class BytePairEncoder:
         pattern: str | None = SPLIT_PATTERN,
         specials: Sequence[str] = (),
     ) -> BytePairEncoder:
-        """Learn ``num_merges`` merges from ``text`` (fewer if the text runs out of pairs); specials are left out."""
+        """Learn ``num_merges`` merges from ``text`` (fewer if the text runs out of pairs). The specials are cut out
+        first, the longest first as :meth:`encode` cuts them, so no merge crosses or enters one."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         integer("num_merges", num_merges, minimum=0)
-        pieces = [text]
-        if specials:
-            pieces = re.split("|".join(map(re.escape, specials)), text)
+        split = cls(pattern=pattern, specials=specials)._special_split  # checks both; cuts as encode does
+        pieces = re.split(split, text)[::2] if split else [text]  # the text between the specials, without them
         chunks = Counter(c.encode("utf-8") for piece in pieces for c in _chunks(piece, pattern) if c)
         return cls(_train_merges(chunks, num_merges), pattern=pattern, specials=specials)
 

@@ -177,3 +177,46 @@ def test_the_shipped_prose_matches_its_checksum_and_sources_row(tmp_path):
         load_course_prose(copy)
     with pytest.raises(FileNotFoundError, match="git checkout data/course_prose.txt"):
         load_course_prose(tmp_path / "missing.txt")
+
+
+# ------------------------------------- special tokens in training, and the incremental counts on hand-picked texts
+
+
+def merged_bytes(encoder: BytePairEncoder) -> list[bytes]:
+    return [encoder.token_bytes(256 + i) for i in range(len(encoder.merges))]
+
+
+@pytest.mark.parametrize("pattern", [SPLIT_PATTERN, None], ids=["chunks", "one-chunk"])
+@pytest.mark.parametrize("specials", [["<|e", "<|e|>"], ["<|e|>", "<|e"]], ids=["shorter-first", "longer-first"])
+def test_training_cuts_out_specials_the_longest_first_and_never_merges_across_them(specials, pattern):
+    """'<|e' is the start of '<|e|>': cut at the shorter one, '<|e|>' would leave '|>' in the text to train on (as
+    encode, which cuts the longest first, never would). No byte of a special occurs elsewhere in the text, so no merge
+    may hold one; and with chunks, the merges are those of the text with every special a line break (a one-byte chunk
+    of its own: no pair)."""
+    parts = ["ab", "<|e|>", "ab", "<|e|>", "abc", "<|e", "cab", "<|e|>", "ba", "<|e|>", "ab"]
+    text = "".join(parts)
+    encoder = BytePairEncoder.train(text, 20, pattern=pattern, specials=specials)
+    assert encoder.merges and not any(set(b"<|e>") & set(token) for token in merged_bytes(encoder))
+    if pattern is not None:
+        plain = "".join("\n" if part.startswith("<") else part for part in parts)
+        assert encoder.merges == BytePairEncoder.train(plain, 20).merges == naive_train(plain, 20, SPLIT_PATTERN)
+    assert encoder.decode(encoder.encode(text)) == text
+    assert [encoder.token_text(i) for i in encoder.encode("<|e|><|e")] == ["<|e|>", "<|e"]  # each one token
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "abcabcabc",  # (a, b) and (b, c) tie; merging ab leaves (b, c) no occurrence: its count must fall to 0
+        "aaaaaaa aaaa aaa",  # overlapping pairs: a run of n a's holds n - 1 pairs (a, a) but only n // 2 merge
+        "abababab babab abab",
+        "xyzxyzxy zyxzyx xyzzy",
+        "the cat sat on the mat; the hat that sat on the cat",
+        "注意力注意注意力，力注意。",
+    ],
+)
+@pytest.mark.parametrize("pattern", [SPLIT_PATTERN, None], ids=["chunks", "one-chunk"])
+def test_incremental_counts_give_the_merges_of_recounting_on_hand_picked_texts(text, pattern):
+    """Texts whose merges make other pairs' counts fall (a stale count in the heap, too high, must not win) and rise
+    (a new pair's count), to the last merge the text allows."""
+    assert BytePairEncoder.train(text, 60, pattern=pattern).merges == naive_train(text, 60, pattern)
