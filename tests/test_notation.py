@@ -10,7 +10,12 @@ An image's height and width are $H_\\text{img}$ and $W_\\text{img}$, never $H \\
 of heads).
 The printed legends of the notebooks' code cells use the code's names: `Dk` for the head width, never `Dh`, `D_h` or
 `N_h`; and their code names the numbers of queries and keys `L` and `S`, never `L_q` or `L_k`, and never calls the
-score matrix `S` (`Z`, `Z_ex`, `scores`), in code or in what it prints."""
+score matrix `S` (`Z`, `Z_ex`, `scores`), in code or in what it prints.
+The sequence models (notebooks 12-14, issue 43) keep one notation too, in the notebooks (prose, code and output) and
+the pages of docs/: the vocabulary's size is $V$, never $|\\mathcal{V}|$ or $|V|$; $M$ is the number of BPE merges from
+notebook 12 on and in the glossary, never the encoder's memory; the end-of-sequence token has the one name the
+glossary gives it (`<eos>`, "end-of-sequence token"), never `</s>`, `<|endoftext|>` or "end token"; and exposure bias
+is called that, never "the exposure gap"."""
 
 import json
 import re
@@ -240,3 +245,119 @@ def test_the_notation_is_stated_once_and_linked_from_notebook_00():
         assert symbol in table, f"the Notation table does not define {symbol}"
     start = "".join("".join(c["source"]) for c in json.loads(NOTEBOOKS[0].read_text(encoding="utf-8"))["cells"])
     assert "glossary.md#notation" in start, "notebook 00 should point at the notation table"
+
+
+# One notation for the sequence models (issue 43): the vocabulary's size is $V$, $M$ counts a BPE tokenizer's merges,
+# the end-of-sequence token has the one name the glossary gives it, and exposure bias is called by the glossary's term.
+# Each drift below was in notebooks 00, 13 or 14 or in docs/ when the rule was written.
+VOCAB_SIZE = re.compile(r"\\mathcal\s*\{?\s*V(?![A-Za-z])|𝒱|\|V\||\\l?vert\s*V\s*\\r?vert")  # |𝒱|, |V| for V
+# $M$ in the mathematics of a text (M_i, M^l and {M} included). Before notebook 12 the course names local matrices M,
+# each defined where it is used (03's W_q W_k^T, the masks of 05 and 08, 07's rotation, 08's running sum, 09's); from
+# the sequence models on, and in the glossary, $M$ is the number of merges of notebook 13, never the encoder's memory.
+MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.S)
+M_SYMBOL = re.compile(r"(?<![A-Za-z\\])M(?![A-Za-z])")
+M_IS_MERGES_FROM = "12"
+# The end-of-sequence token written as a token (in prose, code or output), and named in words: the glossary's entry
+# gives the one token and the one term, "end-of-sequence token".
+END_TOKEN = re.compile(r"</s>|<\|?(?:end_?of_?text|eos|eot(?:_id)?|end|stop)\|?>", re.I)
+END_NAME = re.compile(
+    r"\b(?:end|stop|end-of-text|end-of-sentence|EOS|end of (?:the )?(?:sequence|text|sentence))[ -]"
+    r"(?:token|marker|symbol)s?\b",
+    re.I,
+)
+# "exposure gap", "exposure problem", ...; and a link to the glossary's entry under another name
+EXPOSURE = re.compile(r"\bexposure[ -](?!bias\b)[\w-]+|\[(?!exposure bias\])[^\]]*\]\([^)]*#exposure-bias\)", re.I)
+
+
+def glossary_end_token() -> str:
+    """The end-of-sequence token as docs/glossary.md names it (the first code span of its entry)."""
+    entry = re.search(r'<a id="end-of-sequence-token"></a>.*', GLOSSARY.read_text(encoding="utf-8"))
+    assert entry, "docs/glossary.md has no end-of-sequence-token entry"
+    return re.search(r"`([^`]+)`", entry[0])[1]
+
+
+def markdown(path) -> list[tuple[int, str]]:
+    """(cell index, text) of every Markdown cell as written: code spans, links and Further reading included."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [(i, "".join(c["source"])) for i, c in enumerate(cells) if c["cell_type"] == "markdown"]
+
+
+def doc_paragraphs(path) -> list[tuple[int, str]]:
+    """(line number, paragraph) of a Markdown page as written, code blocks left out."""
+    text = re.sub(r"```.*?```", lambda m: "\n" * m[0].count("\n"), path.read_text(encoding="utf-8"), flags=re.S)
+    return [(text.count("\n", 0, m.start()) + 1, m[0]) for m in re.finditer(r"(?:[^\n]+\n?)+", text)]
+
+
+def hits(cells: list[tuple[int, str]], pattern, where: str, rule: str, unless: str | None = None) -> list[str]:
+    """Every match of ``pattern`` in the (index, text) pairs, except the text ``unless``, with its context."""
+    return [
+        f"{where} {i}: {m[0]!r} ({rule}): ...{text[max(0, m.start() - 40) : m.end() + 30]!r}..."
+        for i, text in cells
+        for m in pattern.finditer(text)
+        if m[0] != unless
+    ]
+
+
+def m_not_merges(cells: list[tuple[int, str]], where: str = "markdown cell") -> list[str]:
+    """Each cell (or paragraph) that writes $M$ in its mathematics and does not speak of merges."""
+    return [
+        f"{where} {i}: $M$ without merges ($M$ is the number of BPE merges): {text[:80]!r}..."
+        for i, text in cells
+        if "merge" not in text.lower() and any(M_SYMBOL.search(span[0]) for span in MATH.finditer(text))
+    ]
+
+
+def sequence_drifts(texts, sources=(), outputs=(), where: str = "markdown cell") -> list[str]:
+    """Every drift from the sequence models' notation in texts (Markdown), code sources and printed outputs."""
+    end = glossary_end_token()
+    token, term = f"the end-of-sequence token is {end}", "the glossary's term is end-of-sequence token"
+    return (
+        hits(texts, VOCAB_SIZE, where, "the vocabulary's size is $V$")
+        + hits(outputs, VOCAB_SIZE, "output of code cell", "the vocabulary's size is V")
+        + hits(texts, END_TOKEN, where, token, unless=end)
+        + hits(sources, END_TOKEN, "code cell", token, unless=end)
+        + hits(outputs, END_TOKEN, "output of code cell", token, unless=end)
+        + hits(texts, END_NAME, where, term)
+        + hits(texts, EXPOSURE, where, "the glossary's term is exposure bias")
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_sequence_models_use_one_notation(path):
+    found = sequence_drifts(markdown(path), code(path), printed(path))
+    if path.name[:2] >= M_IS_MERGES_FROM:
+        found += m_not_merges(prose(path))
+    assert not found, f"{path.name}: see docs/glossary.md (issue 43):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("path", [p for p in DOCS if p.exists()], ids=lambda p: p.name)
+def test_the_docs_use_the_sequence_models_notation(path):
+    found = sequence_drifts(doc_paragraphs(path), where="line")
+    if path == GLOSSARY:
+        found += m_not_merges(doc_prose(path), where="line")
+    assert not found, f"docs/{path.name}: see docs/glossary.md (issue 43):\n" + "\n".join(found)
+
+
+def test_the_sequence_checkers_flag_each_drift_and_spare_the_course_notation():
+    assert glossary_end_token() == "<eos>", "the glossary's end-of-sequence token changed: update the examples below"
+    texts = [
+        (0, r"With $\mathcal{V}$ the vocabulary, $|\mathcal{V}|$ its size, $|\mathcal V|^L$ outputs, "
+            r"$\lvert V \rvert$, |V|, |𝒱|"),
+        (1, "the end token `</s>`, GPT-2's `<|endoftext|>`, an `<EOS>`, an end-of-text marker and two EOS tokens"),
+        (2, "Teacher forcing and the exposure gap; the [exposure problem](../docs/glossary.md#exposure-bias) again"),
+        (3, "$V = 256 + M + 2$ tokens for $M$ merges; `<eos>`, the end-of-sequence token; $V$, `V`, $|x|$, $V_{kv}$; "
+            "[exposure bias](../docs/glossary.md#exposure-bias); an exposure bias; the end of the sequence; <s>"),
+    ]  # fmt: skip
+    sources = [(0, 'SPECIALS = ["<pad>", "<s>", "</s>"]'), (1, 'SPECIALS = ["<pad>", "<eos>"]\nids + [EOS]  # eos=EOS')]
+    outputs = [(0, "→ </s>, log_probs (b, |V|)"), (1, "vocabulary V = 1,215 and <eos>; (B, L, V)")]
+    found = [f.split(":")[0] for f in sequence_drifts(texts, sources, outputs)]
+    assert sorted(found) == sorted(
+        ["markdown cell 0"] * 6 + ["markdown cell 1"] * 6 + ["markdown cell 2"] * 2 + ["code cell 0"]
+        + ["output of code cell 0"] * 2
+    ), found  # fmt: skip
+    cells = [
+        (0, r"$h_2 = h_1 + \operatorname{CA}(\operatorname{LN}_2(h_1), M)$, with $M$ the encoder's output"),
+        (1, r"A BPE vocabulary is $256 + M$ + the special tokens: one token per merge."),
+        (2, r"The state $M_i = \sum_{j \le i} \phi(k_j) v_j^\top$; its $(L, S)$ weights; $\mathcal{M}$, $Mx$, `M`"),
+    ]
+    assert [f.split(":")[0] for f in m_not_merges(cells)] == ["markdown cell 0", "markdown cell 2"]
