@@ -27,6 +27,8 @@ help:
 	@echo "make test       unit tests + strict nbval over every notebook and every core path (CPU)"
 	@echo "make test-portable  strict nbval under several CPU profiles (tools.portability): outputs that hold anywhere"
 	@echo "make test-grading   nbgrader end to end: every notebook as an assignment, three submissions graded (slow)"
+	@echo "make release    the student release without solutions: build/release and build/release.zip"
+	@echo "make assignment NOTEBOOK=... COURSE_DIR=...   one nbgrader assignment (nbgrader runs without activating .venv)"
 	@echo "make test-oldest    unit tests + the notebooks' checks with the oldest versions pyproject.toml allows"
 	@echo "make test-gpu   unit tests + lax nbval with COURSE_DEVICE=cuda"
 	@echo "make execute    re-execute every notebook in place, top to bottom, fresh kernel (CPU)"
@@ -87,14 +89,39 @@ test-portable: $(STAMP)
 
 # nbgrader end to end (tests/test_grading.py): each notebook becomes an nbgrader assignment, and a reference, an
 # unchanged and a library-shortcut submission are autograded and scored per exercise. Each notebook runs three times,
-# so `make test` skips it; CI runs it. Installs the `grading` extra (nbgrader) the first time.
+# so `make test` skips it; CI runs it, with the test that nbgrader runs without an activated environment
+# (tests/test_release.py). Installs the `grading` extra (nbgrader) the first time.
 GRADING_STAMP := $(VENV)/.grading-installed
 $(GRADING_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,grading]"
 	@touch $(GRADING_STAMP)
 
 test-grading: $(GRADING_STAMP)
-	COURSE_GRADING=1 $(NBVAL_ENV) $(BIN)/python -m pytest tests/test_grading.py -n 2 -q -rs
+	COURSE_GRADING=1 $(NBVAL_ENV) $(BIN)/python -m pytest tests/test_grading.py \
+		tests/test_release.py::test_an_assignment_is_made_where_the_environment_is_not_activated -n 2 -q -rs
+
+# What students receive, and nbgrader as the lecturer's guide runs it (tools/release.py; tests/test_release.py):
+#   make release     the student release, no solutions, in build/release and build/release.zip; RELEASE_REPOSITORY
+#                    (owner/name) and RELEASE_BRANCH are where it is published, for its Colab cells and links;
+#                    RELEASE_GIT_BRANCH=student also commits it to that branch here (the checkout is not touched)
+#   make assignment NOTEBOOK=notebooks/04_scaling_and_softmax_gradient.ipynb COURSE_DIR=../course
+#                    one nbgrader assignment, a04: the course folder's nbgrader_config.py, the source version, the release
+#   make nbgrader COURSE_DIR=../course ARGS="autograde a04"   any other nbgrader command in the course folder
+# nbgrader starts `alembic` by name when it creates its gradebook; these run it with the environment's bin first on
+# PATH, so nothing needs activating.
+RELEASE_BRANCH ?= student
+COURSE_DIR ?= build/nbgrader-course
+.PHONY: release assignment nbgrader
+release: $(STAMP)
+	$(BIN)/python -m tools.release student --out build/release --archive build/release.zip \
+		$(if $(RELEASE_REPOSITORY),--repository "$(RELEASE_REPOSITORY)") --colab-branch "$(RELEASE_BRANCH)" $(if $(RELEASE_GIT_BRANCH),--branch "$(RELEASE_GIT_BRANCH)")
+
+assignment: $(GRADING_STAMP)
+	@test -n "$(NOTEBOOK)" || { echo "make assignment NOTEBOOK=notebooks/NN_name.ipynb [COURSE_DIR=...]"; exit 2; }
+	$(BIN)/python -m tools.release assignment "$(NOTEBOOK)" --course "$(COURSE_DIR)"
+
+nbgrader: $(GRADING_STAMP)
+	$(BIN)/python -m tools.release nbgrader --course "$(COURSE_DIR)" -- $(ARGS)
 
 # Every lower bound in pyproject.toml is tested: the oldest Python the course supports (3.10) with the oldest version
 # of every dependency (python -m tools.oldest_requirements pins each `>=` floor), then the unit tests and the notebooks'

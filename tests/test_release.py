@@ -1,4 +1,15 @@
-"""course_lib.classroom.release: nbgrader's release carries the student version's named stubs."""
+"""What students receive holds no solution (issue 44): nbgrader's release carries the student version's named stubs
+(course_lib.classroom.release), the student release (tools/release.py, ``make release``) holds neither a solution nor
+a hidden test nor a model answer and opens itself in Colab, and nbgrader runs on a machine where the virtual
+environment is not activated (``make assignment``)."""
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -6,16 +17,20 @@ import pytest
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
 from course_lib.classroom.release import NamedStubs, StashStubs, configure, generate_preprocessors
 from course_lib.classroom.student import student_notebook
-from course_lib.paths import NOTEBOOKS_DIR
-
-nbgrader = pytest.importorskip("nbgrader", reason="the grading extra: pip install -e '.[grading]'")
-from nbgrader.preprocessors import ClearSolutions, ComputeChecksums  # noqa: E402
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
+from tools import colab_cell, release
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+needs_nbgrader = pytest.mark.skipif(
+    importlib.util.find_spec("nbgrader") is None, reason="the grading extra: pip install -e '.[grading]'"
+)
 
 
+@needs_nbgrader
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_release_answer_cells_are_the_student_versions_stubs(nb_path):
+    from nbgrader.preprocessors import ClearSolutions
+
     nb = nbformat.read(nb_path, as_version=4)
     source, exercises = nbgrader_notebook(nb, nb_path.stem)
     resources = {"language": "python"}
@@ -28,13 +43,17 @@ def test_release_answer_cells_are_the_student_versions_stubs(nb_path):
         assert "NotImplementedError()" not in released and ex.label in released  # named, not bare
 
 
+@needs_nbgrader
 def test_the_steps_sit_around_clear_solutions_before_the_checksums():
+    from nbgrader.preprocessors import ClearSolutions, ComputeChecksums
+
     steps = generate_preprocessors()
     at = steps.index(ClearSolutions)
     assert steps[at - 1] is StashStubs and steps[at + 1] is NamedStubs
     assert at + 1 < steps.index(ComputeChecksums)
 
 
+@needs_nbgrader
 def test_configure_sets_up_a_course():
     from traitlets.config import Config
 
@@ -44,6 +63,7 @@ def test_configure_sets_up_a_course():
     assert any(step.__name__ == "GuardSubmission" for step in c.Autograde.sanitize_preprocessors)
 
 
+@needs_nbgrader
 def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
     from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
@@ -59,6 +79,7 @@ def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
     assert HIDDEN_BEGIN not in cleared.cells[exercises[0].hidden_cell].source
 
 
+@needs_nbgrader
 def test_the_feedback_shows_a_failed_checks_message_not_its_traceback():
     from course_lib.classroom.release import ShortTracebacks
 
@@ -70,3 +91,146 @@ def test_the_feedback_shows_a_failed_checks_message_not_its_traceback():
     nb.cells = [cell]
     nb, _ = ShortTracebacks()(nb, {})
     assert nb.cells[0].outputs[0]["traceback"] == ["AssertionError: f is wrong on trial 2"]
+
+
+# ------------------------------------------------------------------------------------------ the student release
+
+SOLUTION = ("# BEGIN SOLUTION", "# END SOLUTION")
+# The release is made of a commit: the notebooks committed at HEAD (one still being written is not in it yet).
+COMMITTED = subprocess.run(["git", "ls-tree", "--name-only", "HEAD", "notebooks/"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.split()  # fmt: skip
+RELEASED = [p for p in NOTEBOOKS if f"notebooks/{p.name}" in COMMITTED]
+HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+
+
+def split_regions(source: str, begin: str, end: str) -> tuple[list[str], list[str]]:
+    """The stripped lines inside ``begin`` ... ``end`` regions, and the lines outside them."""
+    inside, outside, within = [], [], False
+    for line in source.splitlines():
+        s = line.strip()
+        if s.startswith(begin) or s.startswith(end):
+            within = s.startswith(begin)
+            continue
+        (inside if within else outside).append(s)
+    return inside, outside
+
+
+def text_of(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        return "\n".join([c.source for c in nb.cells] + [str(o) for c in nb.cells for o in c.get("outputs", [])])
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+@pytest.fixture(scope="module")
+def student_release(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release") / "course"
+    release.build(out, repository="teacher/course-student", branch="student")
+    return out
+
+
+def distinctive_solution_lines() -> set[str]:
+    """Lines of the reference solutions that appear nowhere else in the full notebooks or the library: if one of them
+    is in the release, a solution leaked."""
+    solutions, elsewhere = set(), []
+    for path in RELEASED:
+        for cell in nbformat.read(path, as_version=4).cells:
+            inside, outside = split_regions(cell.source, *SOLUTION)
+            if cell.cell_type == "code":
+                solutions |= {s for s in inside if len(s) >= 12 and not s.startswith("#")}
+            elsewhere.append("\n".join(outside))
+    elsewhere += [p.read_text(encoding="utf-8") for p in (ROOT / "course_lib").rglob("*.py")]
+    others = "\n".join(elsewhere)
+    return {s for s in solutions if s not in others}
+
+
+def test_the_student_release_holds_no_solution_hidden_test_or_model_answer(student_release):
+    files = [p for p in student_release.rglob("*") if p.is_file() and p.suffix in (".ipynb", ".py", ".md", ".txt")]
+    texts = {p: text_of(p) for p in files}
+    leaked = {p.name for p, text in texts.items() if p.suffix == ".ipynb" for marker in (*SOLUTION, *HIDDEN)
+              if re.search(rf"^\s*{re.escape(marker)}", text, re.M)}  # fmt: skip
+    assert not leaked, f"solution or hidden-test regions in {sorted(leaked)}"
+    lines = distinctive_solution_lines()
+    assert len(lines) > 100, "the scan found too few solution lines to mean anything"
+    found = sorted({(p.name, s) for s in lines for p, text in texts.items() if s in text})
+    assert not found, f"reference solutions in the release: {found[:5]}"
+    for path in RELEASED:  # the written answers keep their question only
+        full = nbformat.read(path, as_version=4)
+        mine = nbformat.read(student_release / "notebooks" / path.name, as_version=4)
+        kept = "\n".join(c.source for c in mine.cells)
+        for cell in full.cells:
+            if "written-answer" in cell.metadata.get("tags", []):
+                gone = [s for s in cell.source.splitlines() if len(s) > 40 and s not in kept]
+                assert gone, f"{path.name}: a written answer's model answer is still there"
+        assert not any(c.get("outputs") for c in mine.cells if c.cell_type == "code"), f"{path.name}: outputs kept"
+
+
+def test_the_student_release_has_every_notebook_and_leaves_the_lecturers_files_out(student_release):
+    assert sorted(p.name for p in (student_release / "notebooks").glob("*.ipynb")) == [p.name for p in RELEASED]
+    for absent in ("docs/exam_bank.md", "tests", "tools", "book", "Makefile"):
+        assert not (student_release / absent).exists(), absent
+    assert (student_release / "course_lib" / "__init__.py").is_file() and (student_release / "pyproject.toml").is_file()
+
+
+def test_the_student_release_opens_itself_in_colab_and_its_links_resolve(student_release):
+    setup = colab_cell.cell_source("teacher/course-student", "student")
+    readme = (student_release / "README.md").read_text(encoding="utf-8")
+    for path in RELEASED:
+        cells = nbformat.read(student_release / "notebooks" / path.name, as_version=4).cells
+        assert [c.source for c in cells if c.get("id") == colab_cell.CELL_ID] == [setup], path.name
+        link = f"https://colab.research.google.com/github/teacher/course-student/blob/student/notebooks/{path.name}"
+        assert link in readme, path.name
+    assert colab_cell.GITHUB_REPOSITORY not in readme
+    broken = []
+    for page in [*(student_release / "notebooks").glob("*.ipynb"), *student_release.rglob("*.md")]:
+        text = text_of(page) if page.suffix == ".md" else "\n".join(
+            c.source for c in nbformat.read(page, as_version=4).cells if c.cell_type == "markdown")  # fmt: skip
+        for target in re.findall(r"\]\(([^)#\s:]+)(?:#[^)]*)?\)", text):
+            if not (page.parent / target).exists():
+                broken.append(f"{page.name} -> {target}")
+    assert not broken, broken[:5]
+
+
+def test_the_release_becomes_a_branch_without_touching_the_checkout(tmp_path, monkeypatch):
+    repo, tree = tmp_path / "repo", tmp_path / "tree"
+    (tree / "notebooks").mkdir(parents=True)
+    (tree / "notebooks" / "01.ipynb").write_text("{}", encoding="utf-8")
+    repo.mkdir()
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(key, "t@example.org")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (repo / "full.txt").write_text("the solutions", encoding="utf-8")
+    git("add", "full.txt")
+    git("commit", "-q", "-m", "full")
+    first = release.commit_branch(tree, "student", "release 1", root=repo)
+    (tree / "README.md").write_text("hello", encoding="utf-8")
+    second = release.commit_branch(tree, "student", "release 2", root=repo)
+    assert git("ls-tree", "-r", "--name-only", "student").split() == ["README.md", "notebooks/01.ipynb"]
+    assert git("rev-parse", "student^") == first != second
+    assert git("rev-parse", "--abbrev-ref", "HEAD") == "main" and not git("status", "--porcelain")
+    assert git("ls-files").split() == ["full.txt"]  # the checkout's index is untouched
+
+
+def test_nbgrader_runs_with_the_environments_bin_first_on_path():
+    env = release.nbgrader_environ({"PATH": os.pathsep.join(["/usr/bin", str(Path(sys.executable).parent)])})
+    assert env["PATH"].split(os.pathsep) == [str(Path(sys.executable).parent), "/usr/bin"]
+
+
+@needs_nbgrader
+@pytest.mark.skipif(os.environ.get("COURSE_GRADING") != "1", reason="slow (about 10 s): COURSE_GRADING=1")
+def test_an_assignment_is_made_where_the_environment_is_not_activated(tmp_path):
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # nbgrader's bin, and alembic's, are not on it
+    if shutil.which("alembic", path=bare["PATH"]) is None:  # nbgrader alone fails there: what the tool repairs
+        course = tmp_path / "plain"
+        release.assignment(NOTEBOOKS[4], course)  # the folder, the source version, a gradebook
+        (course / "gradebook.db").unlink()
+        done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "a04", "--force"],
+                              cwd=course, env=bare, capture_output=True, text=True)  # fmt: skip
+        assert done.returncode != 0 and "alembic" in done.stdout + done.stderr
+    released = release.assignment(NOTEBOOKS[4], tmp_path / "course", environ=bare)
+    nb = nbformat.read(released / NOTEBOOKS[4].name, as_version=4)
+    assert not any(m in c.source for c in nb.cells for m in (*SOLUTION, *HIDDEN))

@@ -1,0 +1,221 @@
+"""What students receive, without solutions, and nbgrader run as the lecturer's guide says (issue 44).
+
+``python -m tools.release student`` (``make release``) writes the **student release**: the repository the students
+clone and the Colab links open. It is made of a commit (``--ref``, default HEAD), never of files being edited. It
+holds ``course_lib``, ``data``, the student version of every notebook (:mod:`course_lib.classroom.student`: each
+solution a stub, the hidden tests and the written answers' model answers gone, every output cleared) with its Colab
+cell cloning the release itself, the glossary, the misconceptions page, the running-and-testing page and the
+lecturer's guide (the notebooks link to them), the packaging files, and a README with the release's Colab links. It
+leaves out what a student must not have or does not need: the full notebooks, the exam bank, the tests (their
+shortcut and attack sets included), the tools and the book. Publish it as a repository (or a branch) of its own and
+keep the full repository private: ``--branch NAME`` also commits the tree to branch NAME of this repository (an
+orphan branch, or on top of the branch's last release), without touching the working tree or the index;
+``--archive FILE.zip`` zips it.
+
+``python -m tools.release assignment notebooks/NN_x.ipynb --course DIR`` (``make assignment``) makes one nbgrader
+assignment: an nbgrader course folder DIR (its ``nbgrader_config.py`` written the first time, as the guide gives it),
+the notebook's nbgrader source version in ``DIR/source/aNN`` and ``nbgrader generate_assignment aNN``.
+``python -m tools.release nbgrader --course DIR -- autograde aNN`` runs any other nbgrader command there.
+
+nbgrader starts ``alembic`` by name when it creates its gradebook, so an nbgrader of a virtual environment that is
+not activated fails with ``FileNotFoundError: 'alembic'``. Every nbgrader command this tool runs has the directory of
+the Python running it (the virtual environment's ``bin``) first on ``PATH``: nothing needs activating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import nbformat
+
+from course_lib.classroom.student import convert
+from course_lib.paths import NOTEBOOKS_DIR, ROOT
+from tools import colab_cell
+
+# What the release holds, from the repository's tracked files: folders whole, single files by path.
+KEEP_FOLDERS = ("course_lib", "data")
+KEEP_FILES = ("LICENSE", "pyproject.toml", "environment.yml", "postBuild", ".gitignore", "docs/glossary.md",
+              "docs/misconceptions.md", "docs/running_and_testing.md", "docs/lecturers_guide.md")  # fmt: skip
+NBGRADER_CONFIG = """from course_lib.classroom.release import configure
+
+c = get_config()
+configure(c)  # named stubs in the release, the guard in autograde, 600 s a cell
+"""
+
+
+def kept(name: str) -> bool:
+    return name in KEEP_FILES or name.split("/", 1)[0] in KEEP_FOLDERS and "__pycache__" not in name
+
+
+def export(ref: str, into: Path, root: Path = ROOT) -> None:
+    """The files of commit ``ref`` into the folder ``into``: a release is made of a commit, never of files that someone
+    is editing in the working tree."""
+    into.mkdir(parents=True, exist_ok=True)
+    tar = subprocess.run(["git", "archive", "--format=tar", ref], cwd=root, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
+
+
+def readme(repository: str, branch: str, notebooks: list[str]) -> str:
+    rows = "\n".join(
+        f"| [{name[:2]}](notebooks/{name}) | [Open in Colab](https://colab.research.google.com/github/{repository}"
+        f"/blob/{branch}/notebooks/{name}) |"
+        for name in notebooks
+    )
+    return f"""# Self-attention from the ground up: the student edition
+
+The course's notebooks with every exercise still to do. Each exercise is followed by a check cell: it fails until
+your answer is right, and says what differs. The solutions are not in this repository.
+
+**In Google Colab** (nothing to install): open a notebook below; its first cell installs the course's library.
+
+| notebook | Colab |
+|---|---|
+{rows}
+
+**On your own machine** (Python 3.10 or newer): clone this repository, then in it
+
+```
+python -m venv .venv
+.venv/bin/python -m pip install -e .
+.venv/bin/jupyter lab notebooks/00_start_here.ipynb
+```
+
+(or `conda env create -f environment.yml`). Start with notebook 00: it shows how the exercises and their checks work.
+If your lecturer gives you a `VARIANT` value (your user name), write it in the notebook's `VARIANT` cell: the by-hand
+exercises then have numbers of your own. [The glossary](docs/glossary.md) defines every term the notebooks use.
+"""
+
+
+def build(out: Path, *, repository: str = colab_cell.GITHUB_REPOSITORY, branch: str = "student", ref: str = "HEAD",
+          root: Path = ROOT) -> list[Path]:  # fmt: skip
+    """Write the student release of commit ``ref`` into ``out`` (emptied first); the paths written."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    written = []
+    with tempfile.TemporaryDirectory() as tmp:
+        full = Path(tmp)
+        export(ref, full, root)
+        for path in sorted(p for p in full.rglob("*") if p.is_file()):
+            name = path.relative_to(full).as_posix()
+            if kept(name):
+                (out / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, out / name)
+                written.append(out / name)
+        notebooks = convert(full / NOTEBOOKS_DIR.relative_to(ROOT), out / "notebooks")
+    setup = colab_cell.cell_source(repository, branch)
+    for path in notebooks:  # the Colab cell clones the release, not the full course
+        nb = nbformat.read(path, as_version=4)
+        cells = [c for c in nb.cells if c.get("id") == colab_cell.CELL_ID]
+        for cell in cells:
+            cell.source = setup
+        nbformat.write(nb, path)
+    (out / "README.md").write_text(readme(repository, branch, [p.name for p in notebooks]), encoding="utf-8")
+    return [*written, *notebooks, out / "README.md"]
+
+
+def archive(tree: Path, zip_path: Path) -> Path:
+    zip_path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+            z.write(path, Path(tree.name) / path.relative_to(tree))
+    return zip_path
+
+
+def commit_branch(tree: Path, branch: str, message: str, root: Path = ROOT) -> str:
+    """Commit ``tree`` as the next commit of ``branch`` (created if missing) through a private index: the working tree,
+    the index and HEAD stay as they are. The new commit's id."""
+
+    def git(*args: str, env: dict | None = None) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env, check=True)
+        return done.stdout.strip()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_WORK_TREE": str(tree)}
+        git("add", "-A", "--force", ".", env=env)
+        tree_id = git("write-tree", env=env)
+    parent = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"], cwd=root,
+                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    commit = git("commit-tree", tree_id, "-m", message, *(["-p", parent] if parent else []))
+    git("update-ref", f"refs/heads/{branch}", commit)
+    return commit
+
+
+def nbgrader_environ(environ: dict | None = None) -> dict:
+    """``environ`` (default: this process's) with this Python's directory first on PATH: nbgrader runs ``alembic``
+    by name, and a virtual environment's ``bin`` is on PATH only once activated."""
+    environ = dict(os.environ if environ is None else environ)
+    here = str(Path(sys.executable).parent)
+    environ["PATH"] = os.pathsep.join([here, *(p for p in environ.get("PATH", "").split(os.pathsep) if p != here)])
+    return environ
+
+
+def run_nbgrader(course: Path, *args: str, environ: dict | None = None) -> subprocess.CompletedProcess:
+    """``nbgrader ARGS`` in the course folder, with :func:`nbgrader_environ`."""
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=nbgrader_environ(environ),
+                          capture_output=True, text=True)  # fmt: skip
+
+
+def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None) -> Path:
+    """An nbgrader assignment of ``notebook`` in the course folder: its name is ``a`` and the notebook's number."""
+    course.mkdir(parents=True, exist_ok=True)
+    config = course / "nbgrader_config.py"
+    if not config.exists():
+        config.write_text(NBGRADER_CONFIG, encoding="utf-8")
+    name = f"a{notebook.name[:2]}"
+    source = course / "source" / name
+    if source.exists():
+        shutil.rmtree(source)
+    convert(notebook, source, nbgrader=True, points=points)
+    done = run_nbgrader(course, "generate_assignment", name, "--force", environ=environ)
+    if done.returncode:
+        raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return course / "release" / name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.release", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    student = sub.add_parser("student", help="the student release: the course without solutions")
+    student.add_argument("--out", type=Path, default=ROOT / "build" / "release")
+    student.add_argument("--repository", default=colab_cell.GITHUB_REPOSITORY,
+                         help="owner/name of the repository the release is published to (its Colab links)")  # fmt: skip
+    student.add_argument("--colab-branch", default="student", help="the branch the Colab links and cells open")
+    student.add_argument("--ref", default="HEAD", help="the commit to release (default: HEAD)")
+    student.add_argument("--archive", type=Path, help="also a zip of the release")
+    student.add_argument("--branch", help="also commit the release to this branch of the repository")
+    one = sub.add_parser("assignment", help="one nbgrader assignment: source version and generate_assignment")
+    one.add_argument("notebook", type=Path)
+    one.add_argument("--course", type=Path, required=True, help="the nbgrader course folder (created if needed)")
+    one.add_argument("--points", type=float, default=1)
+    any_ = sub.add_parser("nbgrader", help="any nbgrader command in the course folder, the environment's bin on PATH")
+    any_.add_argument("--course", type=Path, required=True)
+    any_.add_argument("args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if args.command == "student":
+        written = build(args.out, repository=args.repository, branch=args.colab_branch, ref=args.ref)
+        print(f"student release: {len(written)} files in {args.out}")
+        if args.archive:
+            print(f"archive: {archive(args.out, args.archive)}")
+        if args.branch:
+            commit = commit_branch(args.out, args.branch, "Student release: the course without solutions")
+            print(f"branch {args.branch}: {commit} (push it, e.g. git push <remote> {args.branch})")
+    elif args.command == "assignment":
+        print(f"release: {assignment(args.notebook, args.course, points=args.points)}")
+    else:
+        done = run_nbgrader(args.course, *[a for a in args.args if a != "--"])
+        sys.stdout.write(done.stdout)
+        sys.stderr.write(done.stderr)
+        return done.returncode
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
