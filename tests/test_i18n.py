@@ -11,8 +11,10 @@ from tools import i18n
 
 GLOSSARY = """# Glossary
 
-- <a id="self-attention"></a>**self-attention** · 自注意力 — Attention of a sequence to itself.
-- <a id="token"></a>**token** · 词元 — One item of a text sequence.
+- <a id="self-attention"></a>**self-attention** · 自注意力 — Attention of a sequence to itself. *First used in* [00](a).
+- <a id="token"></a>**token** · 词元 — One item of a text sequence. *First used in* [00](a).
+- <a id="attention-score"></a>**attention score** · 注意力分数 — q · k. *First used in* [00](a). <!-- match: score -->
+- <a id="accuracy"></a>**accuracy** · 准确率 — The fraction of right answers. *First used in* [00](a).
 """
 
 MARKDOWN = """## 1. Padding masks
@@ -113,7 +115,8 @@ def test_heading_anchor_is_mysts():
 
 
 def test_glossary_terms_are_read_from_the_glossary(repo):
-    assert i18n.glossary_terms(repo) == {"self-attention": "自注意力", "token": "词元"}
+    assert i18n.glossary_terms(repo) == {"self-attention": "自注意力", "token": "词元", "attention-score": "注意力分数",
+                                         "accuracy": "准确率"}  # fmt: skip
     assert i18n.glossary_terms()["self-attention"] == "自注意力"  # the course's own glossary
 
 
@@ -200,3 +203,30 @@ def test_todo_lists_what_is_left_and_fill_refuses_a_translation_that_loses_somet
     assert len(refused) == 1 and "lost the number 3" in refused[0]
     left = [r["msgid"] for r in i18n.todo("notebooks/00_a.ipynb", repo)]
     assert paragraph in left and "## 1. Padding masks" not in left
+
+
+def test_a_glossary_term_used_in_english_is_written_with_its_chinese_term(repo):
+    msgid = "Self-attention gives every token a score; its accuracy is not the point."
+    uses = i18n.term_uses(msgid, repo)
+    assert sorted(e.slug for e in uses) == ["accuracy", "self-attention", "token"]  # "score" is a match: form only
+    good = "自注意力给每个词元一个分数；它的准确率不是重点。"
+    assert i18n.problems(msgid, good, {}, uses=uses) == []
+    found = i18n.problems(msgid, good.replace("自注意力", "自我注意"), {}, uses=uses)
+    assert found == ["uses the glossary term 'self-attention' but not its Chinese term '自注意力'"]
+    assert i18n.term_uses("`self_attention(x)` and $token$ and [a](glossary.md#token)", repo) == []
+
+
+def test_a_word_in_another_sense_is_marked_once_and_remembered(repo):
+    (repo / "notebooks" / "00_a.ipynb").write_text(json.dumps(notebook("It trades a little accuracy for speed.")))
+    i18n.update(repo, start=["notebooks/00_a.ipynb"])
+    msgid = "It trades a little accuracy for speed."
+    refused = i18n.fill("notebooks/00_a.ipynb", {msgid: "它用一点精度换取速度。"}, repo)
+    assert refused and "准确率" in refused[0]
+    assert (
+        i18n.fill(
+            "notebooks/00_a.ipynb", {msgid: {"msgstr": "它用一点精度换取速度。", "another_sense": ["accuracy"]}}, repo
+        )
+        == []
+    )
+    i18n.update(repo)
+    assert [p for p in i18n.check(repo) if "00_a" in p] == []

@@ -6,6 +6,8 @@
     python -m tools.i18n check                  # what tests/test_i18n.py checks, as a list of problems
     python -m tools.i18n todo SOURCE            # JSON: the units still to translate (with old translations as hints)
     python -m tools.i18n fill SOURCE FILE.json  # put translations {msgid: msgstr} in; refuses any that lose something
+                                                # ({msgid: {"msgstr": ..., "another_sense": ["accuracy"]}}: a glossary
+                                                # word used in its everyday sense in that unit)
 
 **Sources** are the notebooks' markdown cells and three pages of ``docs/`` (``SOURCES``). Each is cut into
 paragraph-sized **units** (``units``): a heading, a paragraph, one list item, one table row, a quoted box; code
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import copy
 import difflib
+import functools
 import json
 import posixpath
 import re
@@ -160,6 +163,63 @@ def glossary_terms(root: Path = ROOT) -> dict[str, str]:
     return {anchor: chinese.strip() for anchor, chinese in entries}
 
 
+# Terms a Chinese technical text writes in Latin letters as often as in Chinese: either form counts as the term.
+LATIN_TERMS = {"softmax", "transformer", "gpu", "flashattention", "nbval", "chrf", "utf-8", "lstm", "gru", "flops",
+               "logits", "dtype", "autograd", "epoch", "dropout"}  # fmt: skip
+
+
+@functools.cache
+def _glossary_entries(path: Path) -> tuple:
+    from tools.glossary_links import read_glossary
+
+    return tuple(read_glossary(path))
+
+
+def term_uses(msgid: str, root: Path = ROOT, skip: frozenset[str] = frozenset()) -> list:
+    """The glossary entries whose English term itself (a whole word, plurals allowed) ``msgid`` uses in its prose:
+    not in maths, code, links, tags, or the phrases of ``NOT_A_USE`` (as tools.glossary_links reads a use). Every way
+    of writing a term is matched, longest first, so that "multi-head attention" is one use and not also one of
+    "attention"; only a use of the term itself asks for its Chinese term (a ``match:`` form such as "score" for
+    "attention score" or "RNN" may be written as Chinese writes it)."""
+    from tools.glossary_links import NOT_A_USE_RE, PROTECTED_RE, _alternative_regex
+
+    text = msgid
+    for pattern in (PROTECTED_RE, NOT_A_USE_RE):
+        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    entries = [e for e in _glossary_entries(root / "docs" / "glossary.md") if e.slug not in skip]
+    pairs = [(e, r, False) for e in entries for r in e.regexes]
+    pairs += [(e, _alternative_regex(e.term), True) for e in entries if not e.only]
+    found, taken = {}, []
+    for entry, regex, itself in sorted(pairs, key=lambda p: (-len(p[1].pattern), not p[2])):
+        for m in regex.finditer(text):
+            if all(m.end() <= a or m.start() >= b for a, b in taken):
+                taken.append(m.span())
+                if itself:
+                    found.setdefault(entry.slug, entry)
+    return list(found.values())
+
+
+SENSE_NOTE = "glossary: another sense here:"  # a translator's comment: these terms mean something else in this unit
+
+
+def senses(entry: polib.POEntry) -> frozenset[str]:
+    """The glossary entries a catalogue entry's translator comment marks as another sense (``#`` line)."""
+    note = entry.tcomment or ""
+    return frozenset(note.split(SENSE_NOTE, 1)[1].split()) if SENSE_NOTE in note else frozenset()
+
+
+_DASHES = re.compile("[‐‑‒–—-]")
+
+
+def other_senses(source: str, root: Path = ROOT) -> frozenset[str]:
+    """The glossary entries a source marks as meaning something else throughout (``<!-- glossary: another sense
+    here: attention-score -->``, see tools.glossary_links): not looked for in it."""
+    from tools.glossary_links import OTHER_SENSE_RE
+
+    text = (root / source).read_text(encoding="utf-8")
+    return frozenset(slug.strip() for found in OTHER_SENSE_RE.findall(text) for slug in found.split())
+
+
 def term_forms(term: str) -> list[str]:
     """The ways a glossary term may be written: ``特征映射 / 特征图`` as either; ``Transformer（变换器）`` without
     its gloss in brackets."""
@@ -169,8 +229,9 @@ def term_forms(term: str) -> list[str]:
 _GLOSSARY_LINK = re.compile(r"\[([^\]]+)\]\(((?:[./]*docs/)?glossary\.md)?#([\w-]+)\)")
 
 
-def problems(msgid: str, msgstr: str, terms: dict[str, str], in_glossary: bool = False) -> list[str]:
-    """What the translation ``msgstr`` of ``msgid`` lost or changed; empty when it keeps everything it must."""
+def problems(msgid: str, msgstr: str, terms: dict[str, str], in_glossary: bool = False, uses: list = ()) -> list[str]:
+    """What the translation ``msgstr`` of ``msgid`` lost or changed; empty when it keeps everything it must. ``uses``:
+    the glossary entries ``msgid`` uses (:func:`term_uses`), each of whose Chinese term ``msgstr`` must write."""
     found = []
     lost, added = protected(msgid) - protected(msgstr), protected(msgstr) - protected(msgid)
     for (kind, text), count in sorted(lost.items()):
@@ -185,6 +246,11 @@ def problems(msgid: str, msgstr: str, terms: dict[str, str], in_glossary: bool =
             found.append(
                 f"the link to glossary entry {anchor!r} reads {text!r}, not the glossary's term {terms[anchor]!r}"
             )
+    plain = _DASHES.sub("-", msgstr).lower()
+    for entry in uses:
+        forms = term_forms(entry.zh) + ([entry.term] if entry.slug in LATIN_TERMS else [])
+        if not any(_DASHES.sub("-", form).lower() in plain for form in forms):
+            found.append(f"uses the glossary term {entry.term!r} but not its Chinese term {entry.zh!r}")
     if msgstr.count("\n") != msgid.count("\n") and (msgid.lstrip().startswith("|") or msgid.startswith("#")):
         found.append("a table row or heading must stay on its lines")
     return found
@@ -369,7 +435,7 @@ def check(root: Path = ROOT) -> list[str]:
             "locale/zh_CN/PENDING does not list exactly the sources without a catalogue: python -m tools.i18n update"
         )
     for source in sorted(have):
-        po, units_now = load(source, root), source_units(source, root)
+        po, units_now, skip = load(source, root), source_units(source, root), other_senses(source, root)
         active = {e.msgid: e for e in po if not e.obsolete}
         for text, where in units_now:
             entry = active.get(text)
@@ -379,7 +445,8 @@ def check(root: Path = ROOT) -> list[str]:
                 state = "fuzzy" if entry.msgstr else "untranslated"
                 found.append(f"{where}: {state}: {text[:60]!r}")
             else:
-                found += [f"{where}: {p}" for p in problems(text, entry.msgstr, terms, source == PAGES[0])]
+                uses = term_uses(text, root, skip | senses(entry))
+                found += [f"{where}: {p}" for p in problems(text, entry.msgstr, terms, source == PAGES[0], uses)]
         stale = sorted(set(active) - {text for text, _ in units_now})
         found += [f"{source}: an entry for a unit the source no longer has: {t[:60]!r}" for t in stale]
         twin = root / twin_path(source)
@@ -412,16 +479,16 @@ def todo(source: str, root: Path = ROOT) -> list[dict]:
 def fill(source: str, table: dict[str, str], root: Path = ROOT) -> list[str]:
     """Put the translations ``table`` (msgid -> msgstr) into ``source``'s catalogue; a translation with problems is
     left out and named in the returned list, a msgid the catalogue lacks too."""
-    po, terms, refused = load(source, root), glossary_terms(root), []
-    for msgid, msgstr in table.items():
-        entry = po.find(msgid)
-        found = (
-            ["no such unit in the catalogue"] if entry is None else problems(msgid, msgstr, terms, source == PAGES[0])
-        )
+    po, terms, refused, skip = load(source, root), glossary_terms(root), [], other_senses(source, root)
+    for msgid, value in table.items():
+        msgstr, other = (value, []) if isinstance(value, str) else (value["msgstr"], value.get("another_sense", []))
+        entry, uses = po.find(msgid), term_uses(msgid, root, skip | frozenset(other))
+        found = ["no such unit"] if entry is None else problems(msgid, msgstr, terms, source == PAGES[0], uses)
         if found:
             refused += [f"{msgid[:60]!r}: {p}" for p in found]
             continue
         entry.msgstr = msgstr
+        entry.tcomment = f"{SENSE_NOTE} {' '.join(other)}" if other else ""
         if "fuzzy" in entry.flags:
             entry.flags.remove("fuzzy")
         entry.previous_msgid = None
