@@ -19,7 +19,7 @@ link to a glossary entry.
 **Catalogues** live in ``locale/zh_CN/`` beside the source's path (``notebooks/03_query_key_value.po``), one entry
 per distinct unit, read and written with polib. ``update`` marks a new unit for translation; a changed one gets the
 old translation as a hint, marked fuzzy with the old English as ``#| msgid``; a removed one stays as an obsolete entry
-(``#~``) for the next edit to reuse. A source without a catalogue is listed in ``locale/zh_CN/PENDING``.
+(``#~``) for the next edit to reuse. ``status`` lists the sources not started yet.
 
 **Twins**: ``notebooks/zh/NN_name.ipynb`` is the English notebook with each markdown unit replaced by its
 translation; code cells, outputs and metadata are the English ones byte for byte (the strict nbval run of the English
@@ -47,7 +47,6 @@ from course_lib.paths import ROOT
 
 LANGUAGE = "zh_CN"
 LOCALE = ROOT / "locale" / LANGUAGE
-PENDING = LOCALE / "PENDING"
 PAGES = ("docs/glossary.md", "docs/misconceptions.md", "docs/lecturers_guide.md")
 HINT_SIMILARITY = 0.6  # a changed unit inherits the closest old translation at least this similar, marked fuzzy
 _MD = MarkdownIt("commonmark").enable("table")
@@ -337,10 +336,12 @@ def translations(po: polib.POFile) -> dict[str, str]:
 _LINK = re.compile(r"(\]\(|(?:href|src)=\")([^)\"\s]+)")
 
 
-def relink(markdown: str, source: str, twinned: set[str]) -> str:
-    """``markdown`` of ``source`` with its relative link targets rewritten for the twin's folder: a target that has
-    a twin (in ``twinned``) points at the twin, any other at the same file as before."""
+def relink(markdown: str, source: str, root: Path = ROOT) -> str:
+    """``markdown`` of ``source`` with its relative link targets rewritten for the twin's folder: a target that is a
+    source of the edition points at its twin (every source gets one: a twin never depends on which others exist
+    yet), any other at the same file as before."""
     here, there = posixpath.dirname(source), posixpath.dirname(twin_path(source))
+    translated = set(sources(root))
 
     def rewrite(match: re.Match) -> str:
         target = match.group(2)
@@ -348,7 +349,7 @@ def relink(markdown: str, source: str, twinned: set[str]) -> str:
             return match.group(0)
         path, _, anchor = target.partition("#")
         resolved = posixpath.normpath(posixpath.join(here, path))
-        if resolved in twinned:
+        if resolved in translated:
             resolved = twin_path(resolved)
         new = posixpath.relpath(resolved, there) + (f"#{anchor}" if anchor else "")
         return match.group(1) + new
@@ -356,17 +357,17 @@ def relink(markdown: str, source: str, twinned: set[str]) -> str:
     return _LINK.sub(rewrite, markdown)
 
 
-def render(source: str, po: polib.POFile, twinned: set[str], root: Path = ROOT) -> str:
+def render(source: str, po: polib.POFile, root: Path = ROOT) -> str:
     """The twin of ``source``: its text with every unit translated (KeyError names a unit without a translation)."""
     table = translations(po)
     text = (root / source).read_text(encoding="utf-8")
     if not source.endswith(".ipynb"):
-        return relink(translate_markdown(text, table), source, twinned)
+        return relink(translate_markdown(text, table), source, root)
     nb = json.loads(text)
     twin = copy.deepcopy(nb)
     for cell in twin["cells"]:
         if cell["cell_type"] == "markdown":
-            markdown = relink(translate_markdown("".join(cell["source"]), table, anchors=True), source, twinned)
+            markdown = relink(translate_markdown("".join(cell["source"]), table, anchors=True), source, root)
             cell["source"] = markdown.splitlines(keepends=True)
     return json.dumps(twin, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -377,11 +378,9 @@ def twinned(root: Path = ROOT) -> set[str]:
 
 
 def pending(root: Path = ROOT) -> list[str]:
-    path = root / "locale" / LANGUAGE / "PENDING"
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    """The sources with no catalogue yet (``python -m tools.i18n start SOURCE`` begins one)."""
+    have = twinned(root)
+    return [s for s in sources(root) if s not in have]
 
 
 # --- the commands -------------------------------------------------------------------------------------------------
@@ -412,17 +411,13 @@ def update(root: Path = ROOT, start: list[str] = ()) -> list[str]:
         po.save(str(catalogue_path(source, root)))
         written.append(catalogue_path(source, root).relative_to(root).as_posix())
         try:
-            text = render(source, po, have, root)
+            text = render(source, po, root)
         except KeyError:
             continue  # not translated in full yet: `check` says which units, the old twin stays as it was
         out = root / twin_path(source)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         written.append(twin_path(source))
-    rest = [s for s in sources(root) if s not in have]
-    (root / "locale" / LANGUAGE).mkdir(parents=True, exist_ok=True)
-    header = "# Sources with no Chinese catalogue yet (python -m tools.i18n start SOURCE begins one).\n"
-    (root / "locale" / LANGUAGE / "PENDING").write_text(header + "".join(f"{s}\n" for s in rest), encoding="utf-8")
     return written
 
 
@@ -430,10 +425,6 @@ def check(root: Path = ROOT) -> list[str]:
     """Every way the Chinese edition is out of step with the English one; empty when it is not."""
     found = []
     have, terms = twinned(root), glossary_terms(root)
-    if sorted(pending(root)) != sorted(s for s in sources(root) if s not in have):
-        found.append(
-            "locale/zh_CN/PENDING does not list exactly the sources without a catalogue: python -m tools.i18n update"
-        )
     for source in sorted(have):
         po, units_now, skip = load(source, root), source_units(source, root), other_senses(source, root)
         active = {e.msgid: e for e in po if not e.obsolete}
@@ -451,7 +442,7 @@ def check(root: Path = ROOT) -> list[str]:
         found += [f"{source}: an entry for a unit the source no longer has: {t[:60]!r}" for t in stale]
         twin = root / twin_path(source)
         try:
-            expected = render(source, po, have, root)
+            expected = render(source, po, root)
         except KeyError:
             continue
         if not twin.exists() or twin.read_text(encoding="utf-8") != expected:
