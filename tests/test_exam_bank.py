@@ -694,7 +694,7 @@ def q13_1():
     assert len(encoded) == 11 and trained.decode(encoded) == text
     word = trained.encode(" bananas")
     assert [trained.token_text(t) for t in word] == [" b", "an", "ana", "s"]
-    with_end = cl.BytePairEncoder(merges, specials=["<|endoftext|>"])
+    with_end = cl.BytePairEncoder(merges, specials=["<eos>"])
     first_seen = plain_bpe(text, M, pattern=SPLIT_PATTERN, ties="first")  # the common slip: ties by first sight
     across = plain_bpe(text, M, pattern=None)  # the other slip: pairs counted across chunks
     whole = list(text.encode("utf-8"))
@@ -712,7 +712,7 @@ def q13_1():
         str(len(text.encode("utf-8"))),
         "(" + ", ".join(map(str, word)) + ")",
         str(with_end.vocab_size),
-        str(with_end.encode("<|endoftext|>")[0]),
+        str(with_end.encode("<eos>")[0]),
         str(with_end.vocab_size - 1),  # the special token forgotten
         str(first_seen[2]),
         "(97, 32)",
