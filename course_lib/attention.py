@@ -62,13 +62,13 @@ def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale
         k: keys ``(..., S, Dk)``; leading dimensions broadcast against ``q``'s.
         mask: optional boolean ``(..., L, S)`` (broadcastable), True = may attend; see
             :func:`course_lib.masks.expand_mask`.
-        scale: factor applied to the scores; default ``1 / sqrt(Dk)``.
+        scale: factor applied to the scores, a number ``> 0``; default ``1 / sqrt(Dk)``.
 
     Returns:
         weights ``(..., L, S)`` in the dtype of ``q``. Each row sums to 1, except rows whose keys are all
         masked, which are all zeros.
     """
-    attention_inputs(q, k)
+    attention_inputs(q, k, scale=scale)
     if mask is not None:
         mask = expand_mask(mask, _scores_shape(q, k))
     return _weights(q, k, mask, scale)
@@ -108,17 +108,18 @@ def scaled_dot_product_attention(
         v: values ``(..., S, Dv)``; ``Dv`` may differ from ``Dk``.
         mask: optional boolean ``(..., L, S)`` (broadcastable), True = may attend; see
             :func:`course_lib.masks.expand_mask`.
-        scale: factor applied to the scores; default ``1 / sqrt(Dk)``.
+        scale: factor applied to the scores, a number ``> 0``; default ``1 / sqrt(Dk)``.
         return_weights: also return the attention weights.
 
     Returns:
         output ``(..., L, Dv)``, and the weights ``(..., L, S)`` if ``return_weights``; both in ``q``'s dtype.
     """
-    attention_inputs(q, k, v)
+    attention_inputs(q, k, v, scale=scale)
+    flag("return_weights", return_weights)
     if mask is not None:
         mask = expand_mask(mask, _scores_shape(q, k))
     out, weights = attend(q, k, v, mask, scale=scale)  # (..., L, Dv), (..., L, S)
-    return (out, weights) if flag("return_weights", return_weights) else out
+    return (out, weights) if return_weights else out
 
 
 class SelfAttention(nn.Module):
@@ -155,7 +156,9 @@ class SelfAttention(nn.Module):
         self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
     ) -> Tensor | tuple[Tensor, Tensor]:
         """``x (..., L, D)`` → output ``(..., L, Dv)`` (and the weights ``(..., L, L)`` with ``return_weights``)."""
-        tensor("x", x, shape=(..., None, self.d_model), layout=f"(..., L, d_model={self.d_model})")
+        layout, dtype = f"(..., L, d_model={self.d_model})", self.w_q.weight.dtype
+        tensor("x", x, shape=(..., None, self.d_model), layout=layout, dtype=dtype)
+        flag("return_weights", return_weights)
         if mask is not None:
             mask = expand_mask(mask, (*x.shape[:-1], x.shape[-2]))  # scores (..., L, L)
         q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)  # (..., L, Dk), (..., L, Dk), (..., L, Dv)

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 from .masks import expand_mask
 from .models import TransformerEncoder
 from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
-from .validate import integer, tensor
+from .validate import flag, integer, tensor
 
 __all__ = ["BagOfEmbeddings", "SequenceClassifier"]
 
@@ -111,7 +111,8 @@ class SequenceClassifier(nn.Module):
         allowed = valid[:, None, :]  # (B, 1, L'): the padding mask, the same for every query
         if mask is not None:
             allowed = allowed & expand_mask(mask, (h.shape[0], h.shape[1], h.shape[1]))  # (B, L', L')
-        h, weights = self.encoder(h, mask=allowed, return_weights=True)  # (B, L', D)
+        flag("return_weights", return_weights)
+        h, weights = self.encoder._forward(h, allowed[:, None])  # (B, L', D); the mask (B, 1, L' or 1, L') per head
         if self.pooling == "cls":
             pooled = h[:, 0]  # (B, D): the class token's output
         else:

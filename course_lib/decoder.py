@@ -14,10 +14,10 @@ Shape legend: ``B`` batch, ``L`` new tokens in this call, ``T`` positions alread
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor, nn
 
 from .grouped_query import GroupedQueryAttention, KVCache
+from .masks import expand_mask
 from .models import TransformerEncoderBlock
 from .positional import LearnedPositionalEmbedding
 from .validate import choice, flag, instance, integer, probability, shape_of, token_ids
@@ -69,11 +69,19 @@ class DecoderBlock(TransformerEncoderBlock):
         layer: int = 0,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """The encoder block's pre-LN forward, the attention causal and fed the cache: ``(B, L, D)`` → ``(B, L, D)``."""
-        self._check_width(x)  # the edge; the attention checks the mask and the cache
-        attended, weights = self.self_attn(self.norm1(x), mask, True, cache=cache, layer=layer)  # (B, L, D)
+        mask = self.self_attn._check(x, mask, cache, layer)  # the edge: x, the mask and the cache, once
+        flag("return_weights", return_weights)
+        x, weights = self._forward(x, mask, cache, layer)
+        return (x, weights) if return_weights else x
+
+    def _forward(
+        self, x: Tensor, mask: Tensor | None, cache: KVCache | None = None, layer: int = 0
+    ) -> tuple[Tensor, Tensor]:
+        """The arithmetic of :meth:`forward` on checked inputs: ``(B, L, D)`` and the weights ``(B, H, L, S)``."""
+        attended, weights = self.self_attn._forward(self.norm1(x), mask, cache, layer)  # (B, L, D), (B, H, L, S)
         x = x + self.dropout1(attended)
         x = x + self.dropout2(self.feed_forward(self.norm2(x)))  # (B, L, D)
-        return (x, weights) if return_weights else x
+        return x, weights
 
 
 class DecoderLM(nn.Module):
@@ -141,22 +149,31 @@ class DecoderLM(nn.Module):
             and cache.num_layers != self.num_layers
         ):
             raise ValueError(f"cache must have num_layers={self.num_layers} like the model, got {cache.num_layers}")
-        past, L = (0 if cache is None else cache.length), tokens.shape[1]
+        (B, L), past = tokens.shape, (0 if cache is None else cache.length)
         if past + L > self.max_len:
             raise ValueError(
                 f"tokens of shape {shape_of(tokens)} after {past} cached positions need {past + L} positions, "
                 f"more than the context max_len={self.max_len}"
             )
+        if mask is not None:  # checked once for every block: each has num_heads heads
+            mask = expand_mask(mask, (B, self.blocks[0].num_heads, L, past + L), heads=True)
+        flag("return_weights", return_weights)
+        logits, all_weights = self._forward(tokens, mask, cache)
+        return (logits, all_weights) if return_weights else logits
+
+    def _forward(self, tokens: Tensor, mask: Tensor | None, cache: KVCache | None) -> tuple[Tensor, list[Tensor]]:
+        """The arithmetic of :meth:`forward` on checked inputs: logits ``(B, L, V)`` and one ``(B, H, L, S)`` per
+        block. :func:`course_lib.generation.generate` calls it for every new token."""
+        past, L = (0 if cache is None else cache._length(0)), tokens.shape[1]
         x = self.token_embedding(tokens)  # (B, L, D)
-        if self.position_embedding is not None:
-            x = self.position_embedding(x, torch.arange(past, past + L, device=tokens.device))
+        if self.position_embedding is not None:  # positions T .. T + L - 1 (forward checked that they exist)
+            x = x + self.position_embedding.weight[past : past + L].to(x.dtype)
         x = self.dropout(x)
         all_weights = []
         for i, block in enumerate(self.blocks):
-            x, weights = block(x, mask, True, cache=cache, layer=i)  # (B, L, D), (B, H, L, S)
+            x, weights = block._forward(x, mask, cache, i)  # (B, L, D), (B, H, L, S)
             all_weights.append(weights)
-        logits = self.lm_head(self.norm(x))  # (B, L, V)
-        return (logits, all_weights) if return_weights else logits
+        return self.lm_head(self.norm(x)), all_weights  # (B, L, V)
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, positions={self.positions!r}, tie_embeddings={self.tie_embeddings}"

@@ -64,7 +64,7 @@ def sliding_window_attention_reference(
     ``O(N^2)`` memory whatever the window; :func:`sliding_window_attention` gives the same result in ``O(N W)``.
     Shapes as in :func:`sliding_window_attention`.
     """
-    attention_inputs(q, k, v)
+    attention_inputs(q, k, v, scale=scale)
     n = same_length(q, k, "sliding-window attention")
     integer("window", window, minimum=0)
     return scaled_dot_product_attention(q, k, v, window_mask(n, window, causal, device=q.device), scale=scale)
@@ -97,13 +97,13 @@ def sliding_window_attention(
         v: values ``(..., N, Dv)``.
         window: ``W >= 0``; query ``i`` sees keys ``j`` with ``|i - j| <= W`` (``0 <= i - j <= W`` if causal).
         causal: keep only the past half of the band.
-        scale: factor on the scores, default ``1 / sqrt(Dk)``.
+        scale: factor on the scores, a number ``> 0``; default ``1 / sqrt(Dk)``.
         block_size: ``C >= max(min(W, N - 1), 1)`` (the default); larger blocks waste more of each span.
 
     Returns:
         ``(..., N, Dv)`` in ``q``'s dtype. Every query sees at least itself, so no row is ever empty.
     """
-    batch = attention_inputs(q, k, v)
+    batch = attention_inputs(q, k, v, scale=scale)
     n = same_length(q, k, "sliding-window attention")
     integer("window", window, minimum=0)
     flag("causal", causal)
@@ -155,7 +155,7 @@ def chunked_attention_reference(
     """Full softmax attention with the whole ``(..., L, S)`` score matrix in memory: the result that
     :func:`chunked_attention` must reproduce. Equals ``F.scaled_dot_product_attention(q, k, v, is_causal=causal)``.
     """
-    attention_inputs(q, k, v)
+    attention_inputs(q, k, v, scale=scale)
     mask = causal_mask(q.shape[-2], num_keys=k.shape[-2], device=q.device) if flag("causal", causal) else None
     return scaled_dot_product_attention(q, k, v, mask, scale=scale)
 
@@ -191,12 +191,12 @@ def chunked_attention(
         v: values ``(..., S, Dv)``.
         chunk_size: ``C``, keys per step.
         causal: query ``i`` sees keys ``j <= i``.
-        scale: factor on the scores, default ``1 / sqrt(Dk)``.
+        scale: factor on the scores, a number ``> 0``; default ``1 / sqrt(Dk)``.
 
     Returns:
         ``(..., L, Dv)`` in ``q``'s dtype (zeros if there are no keys at all, ``S = 0``).
     """
-    batch = attention_inputs(q, k, v)
+    batch = attention_inputs(q, k, v, scale=scale)
     integer("chunk_size", chunk_size, minimum=1)
     flag("causal", causal)
     l, s, dk, dv = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]

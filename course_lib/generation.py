@@ -15,6 +15,9 @@ Shape legend: ``B`` batch, ``P`` prompt length, ``N`` new tokens, ``V`` vocabula
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -38,7 +41,12 @@ def top_k_filter(logits: Tensor, k: int) -> Tensor:
     logit.
     """
     _check_logits(logits)
-    k = min(integer("k", k, minimum=1), logits.shape[-1])
+    return _top_k(logits, integer("k", k, minimum=1))
+
+
+def _top_k(logits: Tensor, k: int) -> Tensor:
+    """:func:`top_k_filter` unchecked."""
+    k = min(k, logits.shape[-1])
     kth_largest = torch.topk(logits, k, dim=-1).values[..., -1:]  # (..., 1)
     return logits.masked_fill(logits < kth_largest, float("-inf"))
 
@@ -51,7 +59,11 @@ def top_p_filter(logits: Tensor, p: float) -> Tensor:
     ``logits`` ``(..., V)``, ``0 < p <= 1``; returns a new tensor of the same shape and dtype.
     """
     _check_logits(logits)
-    p = number("p", p, minimum=0.0, strict_minimum=True, maximum=1.0)
+    return _top_p(logits, number("p", p, minimum=0.0, strict_minimum=True, maximum=1.0))
+
+
+def _top_p(logits: Tensor, p: float) -> Tensor:
+    """:func:`top_p_filter` unchecked."""
     if p == 1.0:  # every token; rounding in the cumulative sum could otherwise drop the least likely one
         return logits.clone()
     probs = torch.softmax(logits.to(compute_dtype(logits.dtype)), dim=-1)  # (..., V)
@@ -95,13 +107,18 @@ def sample_next_token(
     _check_sampling(temperature, top_k, top_p, generator)
     if _check_logits(logits).dim() != 2:
         raise ValueError(f"logits must have shape (B, V), got {shape_of(logits)}")
+    return _choose(logits, temperature, top_k, top_p, generator)
+
+
+def _choose(logits: Tensor, temperature, top_k, top_p, generator) -> Tensor:
+    """:func:`sample_next_token` unchecked: what :func:`generate` calls at every step."""
     if temperature is None:
         return logits.argmax(dim=-1)  # (B,)
     z = logits.to(compute_dtype(logits.dtype)) / temperature  # (B, V)
     if top_k is not None:
-        z = top_k_filter(z, top_k)
+        z = _top_k(z, top_k)
     if top_p is not None:
-        z = top_p_filter(z, top_p)
+        z = _top_p(z, top_p)
     probs = torch.softmax(z, dim=-1)  # (B, V)
     return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (B,)
 
@@ -150,18 +167,19 @@ def generate(
         )
     cache = KVCache(model.num_layers) if use_cache else None
     sequence, new_tokens, step_logits = prompt, [], []
-    logits = model(prompt, cache=cache)[:, -1]  # (B, V): what follows the prompt
+    # Everything is checked above, and the model's own tokens are valid ids: its unchecked forward from here on.
+    logits = model._forward(prompt, None, cache)[0][:, -1]  # (B, V): what follows the prompt
     for step in range(max_new_tokens):
-        token = sample_next_token(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
+        token = _choose(logits, temperature, top_k, top_p, generator)  # (B,)
         new_tokens.append(token)
         step_logits.append(logits)
         if step == max_new_tokens - 1:
             break  # the last token is returned, never read
         if use_cache:  # only the new token; its keys and values join the cache
-            logits = model(token[:, None], cache=cache)[:, -1]
+            logits = model._forward(token[:, None], None, cache)[0][:, -1]
         else:  # the whole sequence again
             sequence = torch.cat((sequence, token[:, None]), dim=1)  # (B, P + step + 1)
-            logits = model(sequence)[:, -1]
+            logits = model._forward(sequence, None, None)[0][:, -1]
     empty = torch.empty(B, 0, dtype=torch.long, device=prompt.device)
     new = torch.stack(new_tokens, dim=1) if new_tokens else empty  # (B, N) int64
     if not return_logits:
@@ -180,10 +198,29 @@ __all__ += ["beam_search", "exhaustive_search", "greedy_search"]
 
 
 def _check_search(next_log_probs: object, batch_size: int, bos: int, eos: int, max_len: int) -> None:
-    if not callable(next_log_probs):
-        raise TypeError(f"next_log_probs must be a function (tokens, source) -> log-probs, got {next_log_probs!r}")
+    instance("next_log_probs", next_log_probs, Callable, "a function (tokens, source) -> log-probabilities")
     for name, value, low in (("batch_size", batch_size, 1), ("bos", bos, 0), ("eos", eos, 0), ("max_len", max_len, 1)):
         integer(name, value, minimum=low)
+
+
+def _log_probs(logp: object, rows: int, eos: int, vocab_size: int | None = None) -> Tensor:
+    """What ``next_log_probs`` returned for ``rows`` prefixes, checked: log-probabilities ``(rows, V)`` with
+    ``V > eos`` (and ``V = vocab_size`` when given), not probabilities, logits or token ids."""
+    name, width = "next_log_probs's output", "V" if vocab_size is None else f"V={vocab_size}"
+    tensor(name, logp, floating=True, shape=(rows, vocab_size), layout=f"(N={rows}, {width}), a row per prefix")
+    if eos >= logp.shape[1]:
+        raise ValueError(f"eos={eos} must be a token id below V={logp.shape[1]}, the width of {name}")
+    # log_softmax rounds each entry y_i to a relative eps of its dtype: the row's logsumexp moves by at most about
+    # eps * (entropy + 2 ln V) <= 3 eps ln V (entropy <= ln V); 8 eps (1 + ln V) leaves a margin of two.
+    tol = 8 * torch.finfo(logp.dtype).eps * (1 + math.log(logp.shape[1]))
+    largest, sums = logp.max(), torch.logsumexp(logp.double(), dim=-1)  # (), (N,)
+    if rows and not (float(largest) <= tol and float(sums.abs().max()) <= tol):  # `not <=`: NaN fails too
+        raise ValueError(
+            f"{name} must hold log-probabilities (entries <= 0, each row's exp summing to 1, as torch.log_softmax("
+            f"logits, dim=-1) gives), got a largest entry {float(largest):.4g} and rows whose logsumexp lies in "
+            f"[{float(sums.min()):.4g}, {float(sums.max()):.4g}]"
+        )
+    return logp
 
 
 def greedy_search(next_log_probs, batch_size: int, *, bos: int, eos: int, max_len: int, device=None):
@@ -194,7 +231,7 @@ def greedy_search(next_log_probs, batch_size: int, *, bos: int, eos: int, max_le
     scores = torch.zeros(batch_size, device=device)
     done = torch.zeros(batch_size, dtype=torch.bool, device=device)
     for _ in range(max_len):
-        logp = next_log_probs(tokens, source)  # (B, V)
+        logp = _log_probs(next_log_probs(tokens, source), batch_size, eos)  # (B, V)
         best, token = logp.max(dim=-1)  # (B,), (B,)
         token = torch.where(done, eos, token)
         scores = scores + torch.where(done, 0.0, best)
@@ -220,7 +257,7 @@ def beam_search(next_log_probs, batch_size: int, *, bos: int, eos: int, max_len:
     scores[:, 0] = 0.0  # one live beam at the start: the K copies of the start token must not compete
     done = torch.zeros(B * K, dtype=torch.bool, device=device)
     for _ in range(max_len):
-        logp = next_log_probs(tokens, source).float()  # (B*K, V)
+        logp = _log_probs(next_log_probs(tokens, source), B * K, eos).float()  # (B*K, V)
         V = logp.shape[-1]
         finished = torch.full_like(logp, float("-inf"))
         finished[:, eos] = 0.0  # a finished beam continues with eos only, at no cost
@@ -246,6 +283,8 @@ def exhaustive_search(next_log_probs, vocab_size: int, *, bos: int, eos: int, ma
     """
     _check_search(next_log_probs, 1, bos, eos, max_len)
     integer("vocab_size", vocab_size, minimum=1)
+    if eos >= vocab_size:
+        raise ValueError(f"eos={eos} must be a token id below vocab_size={vocab_size}")
     if vocab_size**max_len > 1_000_000:
         raise ValueError(f"vocab_size ** max_len = {vocab_size}**{max_len} sequences is too many to list (> 10^6)")
     grid = torch.cartesian_prod(*[torch.arange(vocab_size, device=device)] * max_len).reshape(-1, max_len)  # (N, T)
@@ -254,8 +293,8 @@ def exhaustive_search(next_log_probs, vocab_size: int, *, bos: int, eos: int, ma
     counted = ~(torch.cumsum((outputs == eos).long(), dim=1) - (outputs == eos).long() > 0)  # up to the first eos
     inputs = torch.cat((torch.full((len(outputs), 1), bos, device=device), outputs), dim=1)  # (M, 1 + T)
     source = torch.zeros(len(outputs), dtype=torch.long, device=device)
-    logp = torch.stack([next_log_probs(inputs[:, : t + 1], source).float().gather(1, outputs[:, t : t + 1])[:, 0]
-                        for t in range(max_len)], dim=1)  # (M, T): log p(y_t | y_<t)  # fmt: skip
-    totals = torch.where(counted, logp, 0.0).sum(dim=1)  # (M,)
+    logp = torch.stack([_log_probs(next_log_probs(inputs[:, : t + 1], source), len(outputs), eos, vocab_size)
+                        .float().gather(1, outputs[:, t : t + 1])[:, 0] for t in range(max_len)], dim=1)  # fmt: skip
+    totals = torch.where(counted, logp, 0.0).sum(dim=1)  # (M,): logp (M, T) holds log p(y_t | y_<t)
     best = int(totals.argmax())
     return outputs[best], totals[best]

@@ -20,9 +20,9 @@ import torch
 from torch import Tensor, nn
 
 from .attention import attend
-from .masks import causal_mask, expand_mask
-from .multihead import merge_heads, split_heads
-from .positional import apply_rope
+from .masks import expand_mask
+from .multihead import _merge, _split
+from .positional import _rope
 from .validate import flag, instance, integer, number, shape_of, tensor
 
 __all__ = ["GroupedQueryAttention", "KVCache"]
@@ -57,6 +57,10 @@ class KVCache:
         integer("layer", layer, minimum=0)
         if layer >= self.num_layers:
             raise ValueError(f"layer must be < num_layers={self.num_layers}, got {layer}")
+        return self._length(layer)
+
+    def _length(self, layer: int) -> int:
+        """:meth:`layer_length` unchecked."""
         stored = self.keys[layer]
         return 0 if stored is None else stored.shape[-2]
 
@@ -80,6 +84,10 @@ class KVCache:
             tensor(name, t, floating=True, shape=(None,) * 4, layout="(B, H_kv, L, Dk)")
         if k.shape != v.shape:
             raise ValueError(f"k and v must have the same shape, got k {shape_of(k)} and v {shape_of(v)}")
+        return self._append(layer, k, v)
+
+    def _append(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`append` for a layer that computed ``k`` and ``v`` itself; refuses a cache filled by another model."""
         old_k, old_v = self.keys[layer], self.values[layer]
         if old_k is not None:
             if old_k.shape[:2] != k.shape[:2] or old_k.shape[-1] != k.shape[-1]:
@@ -95,14 +103,14 @@ class KVCache:
         return f"KVCache(num_layers={self.num_layers}, length={self.length}, nbytes={self.nbytes})"
 
 
-def _grouped_mask(mask: Tensor | None, B: int, H: int, H_kv: int, L: int, S: int, device: torch.device) -> Tensor:
+def _grouped_mask(mask: Tensor | None, H: int, H_kv: int, L: int, S: int, device: torch.device) -> Tensor:
     """The causal mask of ``L`` new queries at positions ``T .. S - 1`` (the bottom rows of an ``S x S`` triangle),
-    AND ``mask`` if given (checked by :func:`course_lib.masks.expand_mask`); shaped ``(L, S)`` or
-    ``(B or 1, H_kv or 1, G or 1, L, S)`` for the grouped heads."""
-    causal = causal_mask(S, device=device)[S - L :]  # (L, S): query T + i sees keys 0 .. T + i
+    AND ``mask`` if given (as :func:`course_lib.masks.expand_mask` returns it for ``(B, H, L, S)``); shaped ``(L, S)``
+    or ``(B or 1, H_kv or 1, G or 1, L, S)`` for the grouped heads."""
+    causal = torch.ones(L, S, dtype=torch.bool, device=device).tril(S - L)  # (L, S): query T + i sees keys 0 .. T + i
     if mask is None:
         return causal
-    mask = expand_mask(mask, (B, H, L, S), heads=True) & causal  # (B or 1, H or 1, L, S)
+    mask = mask & causal  # (B or 1, H or 1, L, S)
     b, h = mask.shape[:2]
     return mask[:, :, None] if h == 1 else mask.reshape(b, H_kv, H // H_kv, L, S)  # head h = kv * G + g
 
@@ -158,6 +166,7 @@ class GroupedQueryAttention(nn.Module):
         self.rope_base = number("rope_base", rope_base, minimum=0, strict_minimum=True)
         self.d_model, self.num_heads, self.num_kv_heads, self.d_head = d_model, num_heads, num_kv_heads, d_head
         self.rope = flag("rope", rope)
+        flag("bias", bias)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)  # H query heads side by side
         self.w_k = nn.Linear(d_model, num_kv_heads * d_head, bias=bias)  # only H_kv key heads
         self.w_v = nn.Linear(d_model, num_kv_heads * d_head, bias=bias)
@@ -172,25 +181,40 @@ class GroupedQueryAttention(nn.Module):
         cache: KVCache | None = None,
         layer: int = 0,
     ) -> Tensor | tuple[Tensor, Tensor]:
-        tensor("x", x, floating=True, shape=(None, None, self.d_model), layout=f"(B, L, d_model={self.d_model})")
-        instance("cache", cache, KVCache, "a KVCache", optional=True)
+        mask = self._check(x, mask, cache, layer)  # the edge: every check, before anything is cached
+        flag("return_weights", return_weights)
+        out, weights = self._forward(x, mask, cache, layer)  # (B, L, D), (B, H, L, S)
+        return (out, weights) if return_weights else out
+
+    def _check(self, x: object, mask: object, cache: object, layer: object) -> Tensor | None:
+        """The edge of :meth:`forward` (and of a block's): ``x``, ``cache`` and ``layer``; the mask expanded for
+        ``(B, H, L, S)``."""
+        layout = f"(B, L, d_model={self.d_model})"
+        tensor("x", x, shape=(None, None, self.d_model), layout=layout, dtype=self.w_q.weight.dtype)
+        past = 0 if instance("cache", cache, KVCache, "a KVCache", optional=True) is None else cache.layer_length(layer)
+        B, L, _ = x.shape
+        return None if mask is None else expand_mask(mask, (B, self.num_heads, L, past + L), heads=True)
+
+    def _forward(self, x: Tensor, mask: Tensor | None, cache: KVCache | None, layer: int) -> tuple[Tensor, Tensor]:
+        """The arithmetic of :meth:`forward` on checked inputs (``mask`` as :meth:`_check` returns it): ``(out, weights
+        (B, H, L, S))``."""
         B, L, _ = x.shape
         H, H_kv, Dk = self.num_heads, self.num_kv_heads, self.d_head
-        past = 0 if cache is None else cache.layer_length(layer)  # T
+        past = 0 if cache is None else cache._length(layer)  # T
         S = past + L
-        mask = _grouped_mask(mask, B, H, H_kv, L, S, x.device)  # the edge: checked before anything is cached
-        q = split_heads(self.w_q(x), H)  # (B, H, L, Dk)
-        k = split_heads(self.w_k(x), H_kv)  # (B, H_kv, L, Dk)
-        v = split_heads(self.w_v(x), H_kv)  # (B, H_kv, L, Dk)
+        mask = _grouped_mask(mask, H, H_kv, L, S, x.device)
+        q = _split(self.w_q(x), H)  # (B, H, L, Dk)
+        k = _split(self.w_k(x), H_kv)  # (B, H_kv, L, Dk)
+        v = _split(self.w_v(x), H_kv)  # (B, H_kv, L, Dk)
         if self.rope:  # the new tokens sit at positions T .. T + L - 1; cached keys were rotated when computed
             positions = torch.arange(past, past + L, device=x.device)
-            q, k = apply_rope(q, positions, self.rope_base), apply_rope(k, positions, self.rope_base)
+            q, k = _rope(q, positions, self.rope_base), _rope(k, positions, self.rope_base)
         if cache is not None:
-            k, v = cache.append(layer, k, v)  # (B, H_kv, S, Dk)
+            k, v = cache._append(layer, k, v)  # (B, H_kv, S, Dk)
         q = q.view(B, H_kv, H // H_kv, L, Dk)  # (B, H_kv, G, L, Dk): query head h = kv * G + g
         out, weights = attend(q, k[:, :, None], v[:, :, None], mask)  # (B, H_kv, G, L, Dk), (B, H_kv, G, L, S)
-        out = self.w_o(merge_heads(out.reshape(B, H, L, Dk)))  # (B, H_kv, G, L, Dk) -> (B, H, L, Dk) -> (B, L, D)
-        return (out, weights.reshape(B, H, L, S)) if return_weights else out
+        out = self.w_o(_merge(out.reshape(B, H, L, Dk)))  # (B, H_kv, G, L, Dk) -> (B, H, L, Dk) -> (B, L, D)
+        return out, weights.reshape(B, H, L, S)
 
     def extra_repr(self) -> str:
         rope = f", rope_base={self.rope_base}" if self.rope else ""

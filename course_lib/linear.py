@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .masks import causal_mask
-from .validate import attention_inputs, compute_dtype, flag, integer, number, same_length, shape_of
+from .validate import attention_inputs, compute_dtype, flag, instance, integer, number, same_length, shape_of
 
 __all__ = ["elu_feature_map", "linear_attention", "linear_attention_reference", "linear_attention_weights"]
 
@@ -32,6 +32,16 @@ __all__ = ["elu_feature_map", "linear_attention", "linear_attention_reference", 
 def elu_feature_map(x: Tensor) -> Tensor:
     """``phi(x) = elu(x) + 1``, a positive feature map (Katharopoulos et al., 2020); ``(..., Dk) -> (..., Dk)``."""
     return F.elu(x) + 1.0
+
+
+def _check(q: object, k: object, v: object | None, causal: object, feature_map: object, eps: object) -> tuple:
+    """The edge of every function here: the inputs, ``causal`` (``L = S`` then), ``feature_map`` and ``eps``."""
+    batch = attention_inputs(q, k, v)
+    if flag("causal", causal):
+        same_length(q, k, "causal linear attention")
+    instance("feature_map", feature_map, Callable, "a function (..., n, Dk) -> (..., n, F)")
+    number("eps", eps, minimum=0)
+    return batch
 
 
 def _features(q: Tensor, k: Tensor, feature_map: Callable[[Tensor], Tensor]) -> tuple[Tensor, Tensor]:
@@ -59,10 +69,12 @@ def linear_attention_weights(
     the similarity :math:`\phi(q)\cdot\phi(k)` is not an exponential, so these weights are different (usually much
     flatter). Causal: :math:`j \le i` only (needs ``L = S``). Computed in float32 for half inputs.
     """
-    attention_inputs(q, k)
-    number("eps", eps, minimum=0)
-    if flag("causal", causal):
-        same_length(q, k, "causal linear attention")
+    _check(q, k, None, causal, feature_map, eps)
+    return _weights(q, k, causal, feature_map, eps)
+
+
+def _weights(q: Tensor, k: Tensor, causal: bool, feature_map: Callable[[Tensor], Tensor], eps: float) -> Tensor:
+    """:func:`linear_attention_weights`, unchecked."""
     compute = compute_dtype(q.dtype)
     fq, fk = _features(q.to(compute), k.to(compute), feature_map)
     sim = torch.matmul(fq, fk.transpose(-2, -1))  # (..., L, S) phi(q_i) . phi(k_j)
@@ -84,9 +96,9 @@ def linear_attention_reference(
 
     ``O(L S)`` time and memory; :func:`linear_attention` computes the same in ``O(L + S)``.
     """
-    attention_inputs(q, k, v)
+    _check(q, k, v, causal, feature_map, eps)
     compute = compute_dtype(q.dtype)
-    weights = linear_attention_weights(q.to(compute), k.to(compute), causal, feature_map=feature_map, eps=eps)
+    weights = _weights(q.to(compute), k.to(compute), causal, feature_map, eps)  # (..., L, S)
     return torch.matmul(weights, v.to(compute)).to(q.dtype)  # (..., L, Dv)
 
 
@@ -132,11 +144,8 @@ def linear_attention(
     Returns:
         ``(..., L, Dv)`` in ``q``'s dtype.
     """
-    batch = attention_inputs(q, k, v)
+    batch = _check(q, k, v, causal, feature_map, eps)
     integer("chunk_size", chunk_size, minimum=1)
-    number("eps", eps, minimum=0)
-    if flag("causal", causal):
-        same_length(q, k, "causal linear attention")
     dtype, compute = q.dtype, compute_dtype(q.dtype)
     fq, fk = _features(q.to(compute), k.to(compute), feature_map)  # (..., L, F), (..., S, F)
     v = v.to(compute)

@@ -32,18 +32,18 @@ __all__ = [
 ]
 
 
-def _boolean(mask: object) -> Tensor:
+def _boolean(mask: object, name: str = "mask") -> Tensor:
     """``mask`` if it is a boolean tensor; the one wording of the course for a mask of another type or dtype."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(
-            f"mask must be a boolean tensor (True = may attend), got {got}; "
+            f"{name} must be a boolean tensor (True = may attend), got {got}; "
             "for an additive mask of 0 / -inf use `mask = additive == 0`"
         )
     return mask
 
 
-def expand_mask(mask: object, scores: tuple[int, ...], *, heads: bool = False) -> Tensor:
+def expand_mask(mask: object, scores: tuple[int, ...], *, heads: bool = False, name: str = "mask") -> Tensor:
     """Check an attention mask against the scores it will hide and return it ready to broadcast against them.
 
     The one rule of the course: a mask is a boolean tensor, **True = may attend**, and any dimension of size 1
@@ -61,13 +61,13 @@ def expand_mask(mask: object, scores: tuple[int, ...], *, heads: bool = False) -
 
     Returns ``mask`` itself for a function's scores, and a view of it with four dimensions for a layer's:
     ``(1, 1, L, S)``, ``(B, 1, L, S)`` or ``(B, H, L, S)`` (sizes 1 kept). TypeError for a non-boolean mask,
-    ValueError for a shape that does not fit.
+    ValueError for a shape that does not fit; messages call the mask ``name`` (``"memory_mask"``, ...).
     """
-    mask = _boolean(mask)
+    mask = _boolean(mask, name)
     if not heads:
         if not broadcasts_to(mask.shape, tuple(scores)):
             raise ValueError(
-                f"mask of shape {shape_of(mask)} does not broadcast to the scores (..., L, S) = {tuple(scores)}"
+                f"{name} of shape {shape_of(mask)} does not broadcast to the scores (..., L, S) = {tuple(scores)}"
             )
         return mask
     given = shape_of(mask)
@@ -75,7 +75,7 @@ def expand_mask(mask: object, scores: tuple[int, ...], *, heads: bool = False) -
         mask = mask[None, None] if mask.dim() == 2 else mask[:, None]  # (1, 1, L, S) or (B, 1, L, S)
     if mask.dim() != 4 or not broadcasts_to(mask.shape, tuple(scores)):
         raise ValueError(
-            f"mask must have shape (L, S), (B, L, S) or (B, H, L, S) with (B, H, L, S) = {tuple(scores)} "
+            f"{name} must have shape (L, S), (B, L, S) or (B, H, L, S) with (B, H, L, S) = {tuple(scores)} "
             f"(dimensions of size 1 broadcast), got {given}"
         )
     return mask

@@ -29,8 +29,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .masks import expand_mask
 from .multihead import MultiHeadAttention
-from .validate import choice, flag, instance, integer, probability, tensor
+from .validate import choice, flag, instance, integer, number, probability, tensor
 
 __all__ = ["TransformerEncoder", "TransformerEncoderBlock"]
 
@@ -60,8 +61,8 @@ class TransformerEncoderBlock(nn.Module):
         layer_norm_eps: the ``eps`` of both LayerNorms.
         bias: biases in the attention projections and the feed-forward layers.
         attention: the self-attention sublayer ``self_attn``, default ``MultiHeadAttention(d_model, num_heads,
-            bias=bias)``; a subclass passes its own (:class:`course_lib.decoder.DecoderBlock`: a causal
-            :class:`course_lib.grouped_query.GroupedQueryAttention`).
+            bias=bias)``; a subclass passes its own and overrides :meth:`_forward`, which calls it (in
+            :class:`course_lib.decoder.DecoderBlock` a causal :class:`course_lib.grouped_query.GroupedQueryAttention`).
 
     Forward ``(x, mask=None, return_weights=False)``:
         ``x`` ``(B, L, D)``; ``mask`` boolean, True = may attend, in a shape :func:`course_lib.masks.expand_mask`
@@ -87,6 +88,8 @@ class TransformerEncoderBlock(nn.Module):
         for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_ff", d_ff)):
             integer(name, value, minimum=1)
         probability("dropout", dropout)
+        number("layer_norm_eps", layer_norm_eps, minimum=0.0, strict_minimum=True)
+        flag("bias", bias)
         self.activation = choice("activation", activation, tuple(_ACTIVATIONS))
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.norm_first = flag("norm_first", norm_first)
@@ -104,24 +107,35 @@ class TransformerEncoderBlock(nn.Module):
         """The position-wise MLP ``sigma(x W_1 + b_1) W_2 + b_2``: ``(B, L, D)`` → ``(B, L, F)`` → ``(B, L, D)``."""
         return self.linear2(self.dropout(_ACTIVATIONS[self.activation](self.linear1(x))))
 
-    def _check_width(self, x: object) -> None:
-        """The edge of a block: ``x`` must be ``(B, L, D)`` with this block's ``D`` (before a LayerNorm sees it)."""
-        tensor("x", x, shape=(None, None, self.d_model), layout=f"(B, L, d_model={self.d_model})")
+    def _check(self, x: object, mask: object, name: str = "x", mask_name: str = "mask") -> Tensor | None:
+        """The edge of a block (and of a stack of them): ``x`` ``(B, L, D)`` with this block's ``D`` and dtype, and
+        the mask expanded for the scores ``(B, H, L, L)``; messages call them ``name`` and ``mask_name``."""
+        layout, dtype = f"(B, L, d_model={self.d_model})", self.linear1.weight.dtype
+        tensor(name, x, shape=(None, None, self.d_model), layout=layout, dtype=dtype)
+        B, L, _ = x.shape
+        return None if mask is None else expand_mask(mask, (B, self.num_heads, L, L), heads=True, name=mask_name)
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
     ) -> Tensor | tuple[Tensor, Tensor]:
         """``x (B, L, D)`` → ``(B, L, D)`` (and the weights ``(B, H, L, L)`` with ``return_weights``)."""
-        self._check_width(x)  # the edge; the attention checks the mask
+        mask = self._check(x, mask)  # the edge: every check, once
+        flag("return_weights", return_weights)
+        x, weights = self._forward(x, mask)
+        return (x, weights) if return_weights else x
+
+    def _forward(self, x: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        """The arithmetic of :meth:`forward` on checked inputs (``mask`` as :meth:`_check` returns it)."""
         if self.norm_first:  # pre-LN: x + f(LN(x))
-            attended, weights = self.self_attn(self.norm1(x), mask=mask, return_weights=True)  # (B, L, D), (B, H, L, L)
+            h = self.norm1(x)
+            attended, weights = self.self_attn._forward(h, h, h, mask)  # (B, L, D), (B, H, L, L)
             x = x + self.dropout1(attended)
             x = x + self.dropout2(self.feed_forward(self.norm2(x)))
         else:  # post-LN: LN(x + f(x))
-            attended, weights = self.self_attn(x, mask=mask, return_weights=True)
+            attended, weights = self.self_attn._forward(x, x, x, mask)
             x = self.norm1(x + self.dropout1(attended))
             x = self.norm2(x + self.dropout2(self.feed_forward(x)))
-        return (x, weights) if return_weights else x
+        return x, weights
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> TransformerEncoderBlock:
@@ -194,13 +208,20 @@ class TransformerEncoder(nn.Module):
         self, x: Tensor, mask: Tensor | None = None, return_weights: bool = False
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """``x (B, L, D)`` → ``(B, L, D)`` (and per layer weights ``(B, H, L, L)`` with ``return_weights``)."""
+        mask = self.layers[0]._check(x, mask)  # the edge: every block shares D, H and the dtype
+        flag("return_weights", return_weights)
+        x, all_weights = self._forward(x, mask)
+        return (x, all_weights) if return_weights else x
+
+    def _forward(self, x: Tensor, mask: Tensor | None) -> tuple[Tensor, list[Tensor]]:
+        """The arithmetic of :meth:`forward` on checked inputs: ``(B, L, D)`` and one ``(B, H, L, L)`` per block."""
         all_weights = []
         for layer in self.layers:
-            x, weights = layer(x, mask, return_weights=True)  # (B, L, D), (B, H, L, L)
+            x, weights = layer._forward(x, mask)  # (B, L, D), (B, H, L, L)
             all_weights.append(weights)
         if self.norm is not None:
             x = self.norm(x)
-        return (x, all_weights) if return_weights else x
+        return x, all_weights
 
     @classmethod
     def from_torch(cls, encoder: nn.TransformerEncoder) -> TransformerEncoder:

@@ -27,15 +27,25 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
     """
     integer("num_heads", num_heads, minimum=1)
     tensor("x", x, shape=(None,) * 3, layout="(B, L, D)")
-    B, L, D = x.shape
-    if D % num_heads:
-        raise ValueError(f"the width D={D} of x {shape_of(x)} is not divisible by num_heads={num_heads}")
-    return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dk) -> (B, H, L, Dk)
+    if x.shape[-1] % num_heads:
+        raise ValueError(f"the width D={x.shape[-1]} of x {shape_of(x)} is not divisible by num_heads={num_heads}")
+    return _split(x, num_heads)
 
 
 def merge_heads(x: Tensor) -> Tensor:
     """Inverse of :func:`split_heads`: concatenate the heads side by side, ``(B, H, L, Dk)`` → ``(B, L, H*Dk)``."""
     tensor("x", x, shape=(None,) * 4, layout="(B, H, L, Dk)")
+    return _merge(x)
+
+
+def _split(x: Tensor, num_heads: int) -> Tensor:
+    """:func:`split_heads` unchecked, for layers that checked ``x`` at their edge."""
+    B, L, D = x.shape
+    return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)  # (B, L, H, Dk) -> (B, H, L, Dk)
+
+
+def _merge(x: Tensor) -> Tensor:
+    """:func:`merge_heads` unchecked."""
     B, H, L, Dk = x.shape
     return x.transpose(1, 2).reshape(B, L, H * Dk)  # (B, L, H, Dk) -> (B, L, D)
 
@@ -89,8 +99,9 @@ class MultiHeadAttention(nn.Module):
             raise ValueError("value was given without key: pass key too (or neither, for self-attention)")
         key = query if key is None else key
         value = key if value is None else value
+        layout, dtype = f"(B, length, d_model={self.d_model})", self.w_q.weight.dtype
         for name, t in (("query", query), ("key", key), ("value", value)):
-            tensor(name, t, shape=(None, None, self.d_model), layout=f"(B, length, d_model={self.d_model})")
+            tensor(name, t, shape=(None, None, self.d_model), layout=layout, dtype=dtype)
         (B, L, _), S = query.shape, key.shape[1]
         if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
             raise ValueError(
@@ -110,12 +121,18 @@ class MultiHeadAttention(nn.Module):
         return_weights: bool = False,
     ) -> Tensor | tuple[Tensor, Tensor]:
         key, value, mask = self._check(query, key, value, mask)  # the edge: every check, once
-        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dk)
-        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dk)
-        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dk)
-        heads, weights = attend(q, k, v, mask)  # (B, H, L, Dk), (B, H, L, S)
-        out = self.w_o(merge_heads(heads))  # (B, L, D)
+        flag("return_weights", return_weights)
+        out, weights = self._forward(query, key, value, mask)  # (B, L, D), (B, H, L, S)
         return (out, weights) if return_weights else out
+
+    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        """The arithmetic of :meth:`forward`, unchecked: for blocks that checked the inputs (and expanded the mask
+        with :func:`course_lib.masks.expand_mask`) at their own edge. Returns ``(output, weights)``."""
+        q = _split(self.w_q(query), self.num_heads)  # (B, H, L, Dk)
+        k = _split(self.w_k(key), self.num_heads)  # (B, H, S, Dk)
+        v = _split(self.w_v(value), self.num_heads)  # (B, H, S, Dk)
+        heads, weights = attend(q, k, v, mask)  # (B, H, L, Dk), (B, H, L, S)
+        return self.w_o(_merge(heads)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:

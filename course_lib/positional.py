@@ -41,7 +41,11 @@ def sinusoidal_frequencies(
     r"""Angular frequencies ``(ceil(D/2),)``: :math:`\omega_i = \text{base}^{-2i/D}`, from 1 down towards ``1/base``."""
     integer("d_model", d_model, minimum=1)
     base = number("base", base, minimum=0, strict_minimum=True)
-    dtype = torch.float32 if dtype is None else dtype
+    return _frequencies(d_model, base, device, torch.float32 if dtype is None else dtype)
+
+
+def _frequencies(d_model: int, base: float, device: torch.device | str | None, dtype: torch.dtype) -> Tensor:
+    """:func:`sinusoidal_frequencies` unchecked."""
     two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)  # 0, 2, 4, ...
     return torch.exp(-math.log(base) * two_i / d_model).to(dtype)
 
@@ -153,7 +157,6 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0
     L, D = x.shape[-2], x.shape[-1]
     if D % 2:
         raise ValueError(f"RoPE rotates pairs of dimensions, so the last dimension D of x must be even, got {D}")
-    compute = torch.float64 if x.dtype == torch.float64 else torch.float32
     if positions is None:
         positions = torch.arange(L, device=x.device)
     elif not isinstance(positions, Tensor):
@@ -163,7 +166,15 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0
             f"positions of shape {tuple(positions.shape)} do not broadcast to x.shape[:-1] = {tuple(x.shape[:-1])} "
             f"(x has shape {tuple(x.shape)}; expected e.g. ({L},))"
         )
-    freqs = sinusoidal_frequencies(D, base, device=x.device, dtype=compute)  # (D/2,)
+    number("base", base, minimum=0, strict_minimum=True)
+    return _rope(x, positions, base)
+
+
+def _rope(x: Tensor, positions: Tensor, base: float) -> Tensor:
+    """:func:`apply_rope` unchecked, ``positions`` given: for layers that checked their input at their edge."""
+    D = x.shape[-1]
+    compute = torch.float64 if x.dtype == torch.float64 else torch.float32
+    freqs = _frequencies(D, base, x.device, compute)  # (D/2,)
     angles = positions.to(device=x.device, dtype=compute)[..., None] * freqs  # (..., L, D/2)
     cos, sin = torch.cos(angles), torch.sin(angles)
     pairs = x.to(compute).unflatten(-1, (D // 2, 2))  # (..., L, D/2, 2)

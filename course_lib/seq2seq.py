@@ -25,11 +25,11 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .masks import causal_mask
+from .masks import expand_mask
 from .models import TransformerEncoder, TransformerEncoderBlock, _activation_name
 from .multihead import MultiHeadAttention
 from .positional import sinusoidal_encoding
-from .validate import instance, integer, token_ids
+from .validate import flag, instance, integer, shape_of, tensor, token_ids
 
 __all__ = ["EncoderDecoder", "TransformerDecoder", "TransformerDecoderBlock", "Translator"]
 
@@ -51,17 +51,9 @@ class TransformerDecoderBlock(TransformerEncoderBlock):
     ``(B, H, L, L)`` and the cross-attention weights ``(B, H, L, S)``. Taught in notebook 14.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int | None = None,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-5,
-        bias: bool = True,
-    ):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int | None = None, dropout: float = 0.1,
+                 activation: str = "relu", norm_first: bool = False, layer_norm_eps: float = 1e-5,
+                 bias: bool = True):  # fmt: skip
         super().__init__(d_model, num_heads, d_ff, dropout, activation, norm_first, layer_norm_eps, bias)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias)
         self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -69,20 +61,42 @@ class TransformerDecoderBlock(TransformerEncoderBlock):
 
     def forward(self, x: Tensor, memory: Tensor, mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 return_weights: bool = False) -> Tensor | tuple[Tensor, Tensor, Tensor]:  # fmt: skip
-        self._check_width(x)  # the edge; the attention layers check memory and the masks
+        mask, memory_mask = self._check_pair(x, memory, mask, memory_mask)  # the edge: every check, once
+        flag("return_weights", return_weights)
+        x, self_weights, cross_weights = self._forward(x, memory, mask, memory_mask)
+        return (x, self_weights, cross_weights) if return_weights else x
+
+    def _check_pair(self, x: object, memory: object, mask: object, memory_mask: object,
+                    names: tuple[str, ...] = ("x", "memory", "mask", "memory_mask")) -> tuple:  # fmt: skip
+        """The edge of a decoder block (and of a decoder): ``x`` ``(B, L, D)``, ``memory`` ``(B, S, D)`` and the two
+        masks expanded for ``(B, H, L, L)`` and ``(B, H, L, S)``; messages call the four arguments ``names``."""
+        mask = self._check(x, mask, names[0], names[2])
+        layout, dtype = f"(B, S, d_model={self.d_model})", self.linear1.weight.dtype
+        tensor(names[1], memory, shape=(None, None, self.d_model), layout=layout, dtype=dtype)
+        (B, L, _), (b, S, _) = x.shape, memory.shape
+        if b != B:
+            raise ValueError(f"{names[0]} and {names[1]} must have the same batch size B, got {names[0]} "
+                             f"{shape_of(x)} and {names[1]} {shape_of(memory)}")  # fmt: skip
+        if memory_mask is not None:
+            memory_mask = expand_mask(memory_mask, (B, self.num_heads, L, S), heads=True, name=names[3])
+        return mask, memory_mask
+
+    def _forward(self, x: Tensor, memory: Tensor, mask: Tensor | None, memory_mask: Tensor | None):
+        """The arithmetic of :meth:`forward` on checked inputs: ``(B, L, D)``, ``(B, H, L, L)``, ``(B, H, L, S)``."""
         if self.norm_first:  # pre-LN: x + f(LN(x)) for each sublayer
-            attended, self_weights = self.self_attn(self.norm1(x), mask=mask, return_weights=True)  # (B, L, D)
+            h = self.norm1(x)
+            attended, self_weights = self.self_attn._forward(h, h, h, mask)  # (B, L, D), (B, H, L, L)
             x = x + self.dropout1(attended)
-            read, cross_weights = self.cross_attn(self.norm2(x), memory, mask=memory_mask, return_weights=True)
+            read, cross_weights = self.cross_attn._forward(self.norm2(x), memory, memory, memory_mask)
             x = x + self.dropout2(read)  # (B, L, D): what the target read from the source
             x = x + self.dropout3(self.feed_forward(self.norm3(x)))
         else:  # post-LN: LN(x + f(x))
-            attended, self_weights = self.self_attn(x, mask=mask, return_weights=True)
+            attended, self_weights = self.self_attn._forward(x, x, x, mask)
             x = self.norm1(x + self.dropout1(attended))
-            read, cross_weights = self.cross_attn(x, memory, mask=memory_mask, return_weights=True)  # (B, H, L, S)
+            read, cross_weights = self.cross_attn._forward(x, memory, memory, memory_mask)  # (B, L, D), (B, H, L, S)
             x = self.norm2(x + self.dropout2(read))
             x = self.norm3(x + self.dropout3(self.feed_forward(x)))
-        return (x, self_weights, cross_weights) if return_weights else x
+        return x, self_weights, cross_weights
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> TransformerDecoderBlock:
@@ -108,36 +122,34 @@ class TransformerDecoder(nn.Module):
     weight tensor per block.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        num_layers: int,
-        d_ff: int | None = None,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        final_norm: bool = True,
-        layer_norm_eps: float = 1e-5,
-    ):
+    def __init__(self, d_model: int, num_heads: int, num_layers: int, d_ff: int | None = None, dropout: float = 0.1,
+                 activation: str = "relu", norm_first: bool = False, final_norm: bool = True,
+                 layer_norm_eps: float = 1e-5):  # fmt: skip
         super().__init__()
         integer("num_layers", num_layers, minimum=1)
         self.layers = nn.ModuleList(
             TransformerDecoderBlock(d_model, num_heads, d_ff, dropout, activation, norm_first, layer_norm_eps)
             for _ in range(num_layers)
         )
-        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if final_norm else None
+        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if flag("final_norm", final_norm) else None
 
     def forward(self, x: Tensor, memory: Tensor, mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 return_weights: bool = False) -> Tensor | tuple[Tensor, list[Tensor], list[Tensor]]:  # fmt: skip
+        mask, memory_mask = self.layers[0]._check_pair(x, memory, mask, memory_mask)  # the edge, once for all blocks
+        flag("return_weights", return_weights)
+        x, self_weights, cross_weights = self._forward(x, memory, mask, memory_mask)
+        return (x, self_weights, cross_weights) if return_weights else x
+
+    def _forward(self, x: Tensor, memory: Tensor, mask: Tensor | None, memory_mask: Tensor | None):
+        """The arithmetic of :meth:`forward` on checked inputs: ``(B, L, D)`` and the two lists of weights."""
         self_weights, cross_weights = [], []
         for layer in self.layers:
-            x, sw, cw = layer(x, memory, mask, memory_mask, return_weights=True)  # sw (B, H, L, L), cw (B, H, L, S)
+            x, sw, cw = layer._forward(x, memory, mask, memory_mask)  # sw (B, H, L, L), cw (B, H, L, S)
             self_weights.append(sw)
             cross_weights.append(cw)
         if self.norm is not None:
             x = self.norm(x)
-        return (x, self_weights, cross_weights) if return_weights else x
+        return x, self_weights, cross_weights
 
 
 class EncoderDecoder(nn.Module):
@@ -150,18 +162,9 @@ class EncoderDecoder(nn.Module):
     block. Masks as in the module's docstring (True = may attend); ``tgt_mask`` is not made causal for you.
     """
 
-    def __init__(
-        self,
-        d_model: int = 512,
-        num_heads: int = 8,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        d_ff: int | None = 2048,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-5,
-    ):
+    def __init__(self, d_model: int = 512, num_heads: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, d_ff: int | None = 2048, dropout: float = 0.1, activation: str = "relu",
+                 norm_first: bool = False, layer_norm_eps: float = 1e-5):  # fmt: skip
         super().__init__()
         settings = dict(d_ff=d_ff, dropout=dropout, activation=activation, norm_first=norm_first,
                         layer_norm_eps=layer_norm_eps)  # fmt: skip
@@ -177,8 +180,12 @@ class EncoderDecoder(nn.Module):
         memory_mask: Tensor | None = None,
         return_weights: bool = False,
     ) -> Tensor | tuple[Tensor, dict]:
-        memory, encoder_weights = self.encoder(src, src_mask, return_weights=True)  # (B, S, D)
-        out, decoder_weights, cross_weights = self.decoder(tgt, memory, tgt_mask, memory_mask, return_weights=True)
+        src_mask = self.encoder.layers[0]._check(src, src_mask, "src", "src_mask")  # the edge: every check, once
+        names = ("tgt", "src", "tgt_mask", "memory_mask")  # the memory has src's shape (B, S, D)
+        tgt_mask, memory_mask = self.decoder.layers[0]._check_pair(tgt, src, tgt_mask, memory_mask, names)
+        flag("return_weights", return_weights)
+        memory, encoder_weights = self.encoder._forward(src, src_mask)  # (B, S, D)
+        out, decoder_weights, cross_weights = self.decoder._forward(tgt, memory, tgt_mask, memory_mask)
         weights = {"encoder": encoder_weights, "decoder": decoder_weights, "cross": cross_weights}
         return (out, weights) if return_weights else out
 
@@ -209,29 +216,18 @@ class Translator(nn.Module):
     notebook 14).
     """
 
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        d_model: int = 64,
-        num_heads: int = 4,
-        num_encoder_layers: int = 2,
-        num_decoder_layers: int = 2,
-        d_ff: int | None = None,
-        dropout: float = 0.0,
-        norm_first: bool = True,
-        pad_index: int = 0,
-        max_len: int = 64,
-    ):
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64, num_heads: int = 4,
+                 num_encoder_layers: int = 2, num_decoder_layers: int = 2, d_ff: int | None = None,
+                 dropout: float = 0.0, norm_first: bool = True, pad_index: int = 0, max_len: int = 64):  # fmt: skip
         super().__init__()
-        for name, value in (
-            ("src_vocab_size", src_vocab_size),
-            ("tgt_vocab_size", tgt_vocab_size),
-            ("max_len", max_len),
-        ):
+        sizes = {"src_vocab_size": src_vocab_size, "tgt_vocab_size": tgt_vocab_size, "d_model": d_model}
+        for name, value in (*sizes.items(), ("max_len", max_len)):
             integer(name, value, minimum=1)
+        if integer("pad_index", pad_index, minimum=0) >= min(src_vocab_size, tgt_vocab_size):
+            raise ValueError(f"pad_index must be an id of both vocabularies (< {min(src_vocab_size, tgt_vocab_size)}), "
+                             f"got {pad_index}")  # fmt: skip
         self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
-        self.pad_index, self.max_len, self.d_model = integer("pad_index", pad_index, minimum=0), max_len, d_model
+        self.pad_index, self.max_len, self.d_model = pad_index, max_len, d_model
         self.src_embed = nn.Embedding(src_vocab_size, d_model)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
         self.register_buffer("positions", sinusoidal_encoding(max_len, d_model), persistent=False)  # fixed: (P, D)
@@ -240,42 +236,61 @@ class Translator(nn.Module):
         self.transformer = EncoderDecoder(d_model, num_heads, *layers, d_ff, dropout, norm_first=norm_first)
         self.out = nn.Linear(d_model, tgt_vocab_size)
 
+    def _ids(self, name: str, ids: object, vocab_size: int) -> Tensor:
+        """The edge of every method: token ids ``(B, length)`` in ``[0, vocab_size)``, at most ``max_len`` of them."""
+        if token_ids(name, ids, vocab_size).shape[1] > self.max_len:
+            raise ValueError(f"{name} of {ids.shape[1]} tokens is longer than max_len={self.max_len}")
+        return ids
+
     def _embed(self, ids: Tensor, table: nn.Embedding) -> Tensor:
-        if ids.shape[1] > self.max_len:
-            raise ValueError(f"a sequence of {ids.shape[1]} tokens is longer than max_len={self.max_len}")
         return table(ids) + self.positions[: ids.shape[1]].to(table.weight.dtype)
+
+    def _encode(self, src: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
+        """Checked ``src`` → memory ``(B, S, D)``, the encoder's weights, the padding mask ``(B, 1, 1, S)``."""
+        valid = (src != self.pad_index)[:, None, None, :]  # (B, 1, 1, S): real source tokens, for every query, head
+        return *self.transformer.encoder._forward(self._embed(src, self.src_embed), valid), valid
+
+    def _decode(self, tgt: Tensor, memory: Tensor, valid: Tensor) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """Checked ``tgt``, ``memory`` and mask ``(B, 1, 1, S)`` → logits ``(B, L, V)`` and the decoder's weights."""
+        L = tgt.shape[1]  # the causal mask (L, L) and the target's padding mask (B, 1, 1, L): (B, 1, L, L)
+        mask = torch.ones(L, L, dtype=torch.bool, device=tgt.device).tril() & (tgt != self.pad_index)[:, None, None, :]
+        x, self_w, cross_w = self.transformer.decoder._forward(self._embed(tgt, self.tgt_embed), memory, mask, valid)
+        return self.out(x), self_w, cross_w
 
     def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
         """Source ids ``(B, S)`` → ``(memory (B, S, D), valid (B, 1, S))``, ``valid`` True at real source tokens."""
-        token_ids("src", src, self.src_vocab_size)
-        valid = (src != self.pad_index)[:, None, :]  # (B, 1, S)
-        return self.transformer.encoder(self._embed(src, self.src_embed), valid), valid
+        memory, _, valid = self._encode(self._ids("src", src, self.src_vocab_size))
+        return memory, valid[:, 0]
 
     def decode(self, tgt: Tensor, memory: Tensor, valid: Tensor, return_weights: bool = False):
         """Target ids ``(B, L)`` read against an encoded source → logits ``(B, L, V)`` (and the decoder's weights)."""
-        token_ids("tgt", tgt, self.tgt_vocab_size)
-        L = tgt.shape[1]
-        mask = causal_mask(L, device=tgt.device) & (tgt != self.pad_index)[:, None, :]  # (B, L, L)
-        x, self_w, cross_w = self.transformer.decoder(self._embed(tgt, self.tgt_embed), memory, mask, valid, True)
-        logits = self.out(x)  # (B, L, V)
-        return (logits, {"decoder": self_w, "cross": cross_w}) if return_weights else logits
+        x = self._embed(self._ids("tgt", tgt, self.tgt_vocab_size), self.tgt_embed)  # checks memory and valid below
+        names = ("tgt", "memory", "mask", "valid")
+        _, valid = self.transformer.decoder.layers[0]._check_pair(x, memory, None, valid, names)
+        logits, self_w, cross_w = self._decode(tgt, memory, valid)
+        return (logits, {"decoder": self_w, "cross": cross_w}) if flag("return_weights", return_weights) else logits
 
     def forward(self, src: Tensor, tgt: Tensor, return_weights: bool = False):
-        memory, valid = self.encode(src)
-        if not return_weights:
-            return self.decode(tgt, memory, valid)
-        _, encoder_weights = self.transformer.encoder(self._embed(src, self.src_embed), valid, return_weights=True)
-        logits, weights = self.decode(tgt, memory, valid, return_weights=True)
-        return logits, {"encoder": encoder_weights, **weights}
+        self._ids("src", src, self.src_vocab_size), self._ids("tgt", tgt, self.tgt_vocab_size)
+        if src.shape[0] != tgt.shape[0]:
+            raise ValueError(f"src and tgt must have the same batch size B, got {shape_of(src)} and {shape_of(tgt)}")
+        flag("return_weights", return_weights)
+        memory, encoder_weights, valid = self._encode(src)
+        logits, self_w, cross_w = self._decode(tgt, memory, valid)
+        return (logits, {"encoder": encoder_weights, "decoder": self_w, "cross": cross_w}) if return_weights else logits
 
     def step_function(self, src: Tensor) -> Callable[[Tensor, Tensor], Tensor]:
         """Encode ``src`` ``(B, S)`` once; return ``next_log_probs(tokens (N, t), source (N,)) -> (N, V)``, the
         log-probabilities of the next target token after each prefix, row ``i`` read against source ``source[i]``:
         what :func:`course_lib.generation.beam_search` and its relatives call."""
-        memory, valid = self.encode(src)
+        memory, _, valid = self._encode(self._ids("src", src, self.src_vocab_size))
 
         def next_log_probs(tokens: Tensor, source: Tensor) -> Tensor:
-            logits = self.decode(tokens, memory[source], valid[source])[:, -1]  # (N, V)
+            self._ids("tokens", tokens, self.tgt_vocab_size)
+            tensor("source", source, integral=True, shape=(len(tokens),), layout=f"(N={len(tokens)},)")
+            if source.numel() and not 0 <= int(source.min()) <= int(source.max()) < len(memory):
+                raise ValueError(f"source must hold indices of the B={len(memory)} sources, got {source.tolist()}")
+            logits = self._decode(tokens, memory[source], valid[source])[0][:, -1]  # (N, V)
             return torch.log_softmax(logits.float(), dim=-1)
 
         return next_log_probs

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .progress import progress_bar
-from .validate import integer, number, tensor
+from .validate import compute_dtype, flag, instance, integer, number, tensor
 
 __all__ = ["History", "accuracy", "adam_step", "cross_entropy", "evaluate", "fit"]
 # progress_bar lives in course_lib.progress; `from course_lib.train import progress_bar` still works (imported above).
@@ -53,15 +53,18 @@ def cross_entropy(outputs: Tensor, targets: Tensor) -> Tensor:
 
     Works for one label per sequence (``(B, C)`` / ``(B,)``) and one label per element (``(B, L, C)`` /
     ``(B, L)``) alike. Targets equal to ``-100`` are ignored (PyTorch's ``ignore_index``), e.g. padding.
+    float16 / bfloat16 logits are computed in float32 and the loss is float32 (as under ``torch.autocast``): in half
+    precision logits near 1e4 give an infinite loss, and a mean over many positions can overflow.
     """
     tensor("outputs", outputs, min_dim=1, floating=True)
-    tensor("targets", targets)
+    tensor("targets", targets, integral=True)
     if outputs.shape[:-1] != targets.shape:
         raise ValueError(
             f"outputs must have shape (..., C) with ... = targets' shape: got outputs {tuple(outputs.shape)} "
             f"and targets {tuple(targets.shape)}"
         )
-    return F.cross_entropy(outputs.reshape(-1, outputs.shape[-1]), targets.reshape(-1), ignore_index=IGNORE_INDEX)
+    logits = outputs.to(compute_dtype(outputs.dtype)).reshape(-1, outputs.shape[-1])  # (N, C)
+    return F.cross_entropy(logits, targets.reshape(-1).long(), ignore_index=IGNORE_INDEX)
 
 
 def accuracy(logits: Tensor, targets: Tensor) -> float:
@@ -152,7 +155,9 @@ def evaluate(
     outputs of all batches are concatenated and the metric is computed once on the whole set, so any metric
     (not only averages) is exact. The model's previous train/eval mode is restored afterwards.
     """
+    instance("model", model, nn.Module, "a torch.nn.Module")
     data = _check_data("data", data)
+    instance("metric", metric, Callable, "a function (outputs, targets) -> float")
     integer("batch_size", batch_size, minimum=1)
     device = _model_device(model)
     was_training = model.training
@@ -165,6 +170,22 @@ def evaluate(
     finally:
         model.train(was_training)
     return float(metric(torch.cat(outputs), data[-1].to(device)))
+
+
+def _check_fit(model, train_data, loss_fn, epochs, batch_size, eval_data, metric, seed, progress) -> None:
+    """The edge of :func:`fit` (``lr`` and ``weight_decay`` aside)."""
+    instance("model", model, nn.Module, "a torch.nn.Module")
+    _check_data("train_data", train_data)
+    instance("loss_fn", loss_fn, Callable, "a function (outputs, targets) -> loss", optional=True)
+    integer("epochs", epochs, minimum=1)
+    integer("batch_size", batch_size, minimum=1)
+    if eval_data is not None:
+        _check_data("eval_data", eval_data)
+        if metric is None:
+            raise ValueError("eval_data is scored with metric, but metric is None: pass e.g. metric=accuracy")
+    instance("metric", metric, Callable, "a function (outputs, targets) -> float", optional=True)
+    integer("seed", seed)
+    flag("progress", progress)
 
 
 def fit(
@@ -202,13 +223,7 @@ def fit(
     Raises:
         RuntimeError: if the loss becomes NaN or infinite (with the epoch and step where it happened).
     """
-    train_data = _check_data("train_data", train_data)
-    if eval_data is not None:
-        eval_data = _check_data("eval_data", eval_data)
-        if metric is None:
-            raise ValueError("eval_data is scored with metric, but metric is None: pass e.g. metric=accuracy")
-    integer("epochs", epochs, minimum=1)
-    integer("batch_size", batch_size, minimum=1)
+    _check_fit(model, train_data, loss_fn, epochs, batch_size, eval_data, metric, seed, progress)
     lr, weight_decay = number("lr", lr, minimum=0.0), number("weight_decay", weight_decay, minimum=0.0)
     loss_fn = cross_entropy if loss_fn is None else loss_fn
     device = _model_device(model)

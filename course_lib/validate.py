@@ -162,17 +162,22 @@ def tensor(
     integral: bool = False,
     shape: tuple[object, ...] | None = None,
     layout: str = "",
+    dtype: torch.dtype | None = None,
 ) -> Tensor:
     """``value`` if it is a tensor with at least ``min_dim`` dimensions, of a floating dtype when ``floating``, of
-    an integer dtype when ``integral``, and of ``shape`` when given.
+    an integer dtype when ``integral``, of ``shape`` when given, and of ``dtype`` when given.
 
     ``shape`` lists the sizes, ``None`` for a free one, and may start with ``...`` for any leading dimensions:
     ``(None, None, 8)`` is ``(B, L, 8)``, ``(..., None, 8)`` is ``(..., L, 8)``. TypeError for a non-tensor or a wrong
     kind of dtype; ValueError for too few dimensions or another shape. ``layout`` names the dimensions in the
-    message, e.g. ``"(..., length, width)"`` or ``"(B, L, d_model=8)"``.
+    message, e.g. ``"(..., length, width)"`` or ``"(B, L, d_model=8)"``. ``dtype`` is that of a layer's parameters
+    (a TypeError that names the fix instead of PyTorch's "mat1 and mat2 must have the same dtype"); under
+    ``torch.autocast`` on the tensor's device any floating dtype passes, since autocast casts for the layer.
     """
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if dtype is not None and value.dtype != dtype:
+        _layer_dtype(name, value, dtype)
     if floating and not value.dtype.is_floating_point:
         raise TypeError(f"{name} must have a floating dtype, got {value.dtype}")
     if integral and (value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool):
@@ -184,6 +189,16 @@ def tensor(
     if shape is not None and not _has_shape(value, shape):
         raise ValueError(f"{name} must have shape {layout or shape}, got {shape_of(value)}")
     return value
+
+
+def _layer_dtype(name: str, value: Tensor, dtype: torch.dtype) -> None:
+    """The dtype check of :func:`tensor`: TypeError naming ``name``, the layer's ``dtype`` and the fix."""
+    if value.dtype.is_floating_point and torch.is_autocast_enabled(value.device.type):
+        return
+    fix = f"pass {name}.to({dtype})"
+    if value.dtype.is_floating_point:
+        fix += f", or convert the layer with layer.to({value.dtype})"
+    raise TypeError(f"{name} must have the dtype of the layer's parameters, {dtype}, got {value.dtype}: {fix}")
 
 
 def _has_shape(value: Tensor, shape: tuple[object, ...]) -> bool:
@@ -212,11 +227,15 @@ def token_ids(name: str, value: object, vocab_size: int) -> Tensor:
     return value
 
 
-def attention_inputs(q: object, k: object, v: object | None = None) -> tuple[int, ...]:
-    """Check ``q (..., L, Dk)``, ``k (..., S, Dk)`` and, if given, ``v (..., S, Dv)``; return the broadcast batch.
+def attention_inputs(q: object, k: object, v: object | None = None, *, scale: object = None) -> tuple[int, ...]:
+    """Check ``q (..., L, Dk)``, ``k (..., S, Dk)``, if given ``v (..., S, Dv)``, and ``scale``; return the broadcast
+    batch.
 
-    TypeError for a non-tensor, a non-floating or a mismatched dtype; ValueError for too few dimensions, a ``Dk``
-    or ``S`` that disagree, or batch dimensions that do not broadcast. The one check of every attention function.
+    TypeError for a non-tensor, a non-floating or a mismatched dtype, or a ``scale`` that is not a number (a bool
+    is not); ValueError for too few dimensions, a ``Dk`` or ``S`` that disagree, batch dimensions that do not
+    broadcast, or a ``scale`` that is NaN, infinite, ``<= 0`` or too large for the dtype the scores are computed in
+    (``1e308`` is infinite in float32). ``scale=None`` is the default ``1 / sqrt(Dk)``. The one check of every
+    attention function.
     """
     for name, t in (("q", q), ("k", k)):
         tensor(name, t, min_dim=2, floating=True, layout="(..., length, width)")
@@ -227,6 +246,8 @@ def attention_inputs(q: object, k: object, v: object | None = None) -> tuple[int
             f"q and k must have the same last dimension d_k: q has shape {shape_of(q)} (d_k={q.shape[-1]}) "
             f"but k has shape {shape_of(k)} (d_k={k.shape[-1]})"
         )
+    if scale is not None:
+        _scale(scale, compute_dtype(q.dtype))
     named = {"q": q, "k": k}
     if v is not None:
         tensor("v", v, min_dim=2, floating=True, layout="(..., length, width)")
@@ -243,6 +264,18 @@ def attention_inputs(q: object, k: object, v: object | None = None) -> tuple[int
     except RuntimeError:
         shapes = ", ".join(f"{name} has shape {shape_of(t)}" for name, t in named.items())
         raise ValueError(f"the batch dimensions of {', '.join(named)} do not broadcast: {shapes}") from None
+
+
+def _scale(scale: object, compute: torch.dtype) -> float:
+    """``scale`` as a float > 0 that ``compute``, the dtype of the scores, can hold."""
+    scale = number("scale", scale, minimum=0.0, strict_minimum=True)
+    largest = torch.finfo(compute).max
+    if scale > largest:
+        raise ValueError(
+            f"scale must be at most {largest:.4g}, the largest {compute} (the dtype the scores are computed in), "
+            f"got {scale:g}"
+        )
+    return scale
 
 
 def same_length(q: Tensor, k: Tensor, what: str) -> int:

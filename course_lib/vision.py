@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from .masks import expand_mask
 from .models import TransformerEncoderBlock
 from .positional import LearnedPositionalEmbedding
 from .validate import flag, integer, tensor
@@ -50,8 +51,12 @@ def patchify(images: Tensor, patch_size: int) -> Tensor:
         ``F.unfold(images, P, stride=P).transpose(1, 2)``; same dtype and device as ``images``.
     """
     _check_images(images, patch_size)
+    return _patchify(images, patch_size)
+
+
+def _patchify(images: Tensor, p: int) -> Tensor:
+    """:func:`patchify` unchecked."""
     b, c, h, w = images.shape
-    p = patch_size
     x = images.reshape(b, c, h // p, p, w // p, p)  # (B, C, H/P, P, W/P, P): split rows and columns
     x = x.permute(0, 2, 4, 1, 3, 5)  # (B, H/P, W/P, C, P, P): grid position first, patch content last
     return x.reshape(b, (h // p) * (w // p), c * p * p)  # (B, N, C*P*P)
@@ -104,9 +109,14 @@ class PatchEmbedding(nn.Module):
 
     def forward(self, images: Tensor) -> Tensor:
         _check_images(images, self.patch_size)
+        tensor("images", images, dtype=self.proj.weight.dtype)
         if images.shape[1] != self.in_channels:
             raise ValueError(f"images must have C={self.in_channels} channels, got shape {tuple(images.shape)}")
-        return self.proj(patchify(images, self.patch_size))  # (B, N, C*P*P) -> (B, N, D)
+        return self._forward(images)
+
+    def _forward(self, images: Tensor) -> Tensor:
+        """:meth:`forward` on checked images."""
+        return self.proj(_patchify(images, self.patch_size))  # (B, N, C*P*P) -> (B, N, D)
 
     def to_conv(self) -> nn.Conv2d:
         """A ``Conv2d(C, D, kernel_size=P, stride=P)`` with copies of this layer's weights (same device, dtype)."""
@@ -200,14 +210,18 @@ class TinyViT(nn.Module):
         """Images ``x (B, C, H, W)`` → logits ``(B, K)`` (and one ``(B, Hd, 1 + N, 1 + N)`` per block with
         ``return_weights``). ``mask``: optional boolean ``(1 + N, 1 + N)`` or ``(B, 1 + N, 1 + N)`` over the tokens
         (class token first), True = may attend."""
-        expected = (self.in_channels, self.image_size, self.image_size)
-        tensor("x", x, shape=(None, *expected), layout=f"(B, {', '.join(map(str, expected))})")
-        tokens = self.patch_embedding(x)  # (B, N, D)
-        cls = self.class_token.expand(tokens.shape[0], -1, -1)  # (B, 1, D)
-        x = self.positions(torch.cat([cls, tokens], dim=1))  # plus the learned positions -> (B, 1 + N, D)
+        expected, dtype = (self.in_channels, self.image_size, self.image_size), self.class_token.dtype
+        tensor("x", x, shape=(None, *expected), layout=f"(B, {', '.join(map(str, expected))})", dtype=dtype)
+        B, T = x.shape[0], 1 + self.num_patches  # T tokens: the class token and the patches
+        if mask is not None:  # checked once for every block
+            mask = expand_mask(mask, (B, self.blocks[0].num_heads, T, T), heads=True)
+        flag("return_weights", return_weights)
+        tokens = self.patch_embedding._forward(x)  # (B, N, D)
+        cls = self.class_token.expand(B, -1, -1)  # (B, 1, D)
+        x = torch.cat([cls, tokens], dim=1) + self.positions.weight.to(x.dtype)  # plus the learned positions (B, T, D)
         weights = []
         for block in self.blocks:
-            x, w = block(x, mask=mask, return_weights=True)  # (B, 1 + N, D), (B, Hd, 1 + N, 1 + N)
+            x, w = block._forward(x, mask)  # (B, T, D), (B, Hd, T, T)
             weights.append(w)
         logits = self.head(self.norm(x[:, 0]))  # the class token's vector -> (B, K)
         return (logits, weights) if return_weights else logits
@@ -247,5 +261,5 @@ class TinyCNN(nn.Module):
         self.head = nn.Linear(2 * width, num_classes)
 
     def forward(self, images: Tensor) -> Tensor:
-        tensor("images", images, shape=(None,) * 4, layout="(B, C, H, W)")
+        tensor("images", images, shape=(None,) * 4, layout="(B, C, H, W)", dtype=self.head.weight.dtype)
         return self.head(self.features(images).flatten(1))  # (B, 2w, 1, 1) -> (B, 2w) -> (B, K)

@@ -2,18 +2,20 @@
 wrong value, and a message that names the argument (course_lib/validate.py)."""
 
 import datetime
+import math
 
 import pytest
 import torch
 from torch import Tensor, nn
 
 import course_lib as cl
+from course_lib import efficient
 
 X = torch.randn(2, 5, 8)  # (B, L, D)
 Q = torch.randn(2, 5, 4)  # (B, L, Dk)
 LOGITS = torch.randn(2, 6)  # (B, V)
 TOKENS = torch.zeros(1, 3, dtype=torch.long)  # (B, P)
-STEP = lambda tokens, source: torch.zeros(len(tokens), 4)  # noqa: E731  a search's next_log_probs, V = 4
+STEP = lambda tokens, source: torch.full((len(tokens), 4), -math.log(4))  # noqa: E731  next_log_probs: uniform, V = 4
 
 # name -> (a call with an argument of the wrong type, a call with a wrong value, the argument both calls get wrong)
 CASES = {
@@ -111,7 +113,7 @@ CASES = {
     ),
     "cross_entropy": (
         lambda: cl.cross_entropy([0.0], torch.zeros(1)),
-        lambda: cl.cross_entropy(X, torch.zeros(7)),
+        lambda: cl.cross_entropy(X, torch.zeros(7, dtype=torch.long)),
         "outputs",
     ),
     "evaluate": (
@@ -416,3 +418,328 @@ def test_the_mask_shapes_a_layer_accepts():
             expand_mask(bad, (B, H, L, S), heads=True)
     with pytest.raises(ValueError, match=r"does not broadcast to the scores \(\.\.\., L, S\) = \(2, 3, 5\)"):
         expand_mask(m[:, 0, :2], (B, L, S))
+
+
+# ------------------------------------------------------------------ issue 43: the API's last open edges
+
+
+SCALE_USERS = {  # every public function that takes `scale`
+    "attention_weights": lambda scale: cl.attention_weights(Q, Q, scale=scale),
+    "scaled_dot_product_attention": lambda scale: cl.scaled_dot_product_attention(Q, Q, Q, scale=scale),
+    "chunked_attention": lambda scale: cl.chunked_attention(Q, Q, Q, 2, scale=scale),
+    "chunked_attention_reference": lambda scale: efficient.chunked_attention_reference(Q, Q, Q, scale=scale),
+    "sliding_window_attention": lambda scale: cl.sliding_window_attention(Q, Q, Q, 1, scale=scale),
+    "sliding_window_attention_reference": lambda scale: efficient.sliding_window_attention_reference(
+        Q, Q, Q, 1, scale=scale
+    ),
+}
+BAD_SCALES = [  # (scale, the error): a bool is not a number; NaN, inf, 0, negatives and 1e308 (inf in float32) are
+    (True, TypeError),  # not scales: before issue 43 every one of them was accepted, and the last four gave NaN
+    ("0.5", TypeError),
+    (torch.tensor(0.5), TypeError),
+    (math.nan, ValueError),
+    (math.inf, ValueError),
+    (0.0, ValueError),
+    (-1.0, ValueError),
+    (1e308, ValueError),
+]
+
+
+@pytest.mark.parametrize("name", sorted(SCALE_USERS))
+@pytest.mark.parametrize(("scale", "error"), BAD_SCALES, ids=[repr(s) for s, _ in BAD_SCALES])
+def test_scale_is_checked_at_the_edge(name, scale, error):
+    with pytest.raises(error, match=r"^scale must be "):
+        SCALE_USERS[name](scale)
+
+
+def test_the_largest_scale_is_that_of_the_dtype_the_scores_are_computed_in():
+    q64 = torch.full((1, 2, 3), 1e-20, dtype=torch.float64)  # scores 3e-40: times 1e39 they stay finite
+    assert torch.isfinite(cl.scaled_dot_product_attention(q64, q64, q64, scale=1e39)).all()
+    for q in (q64.float(), q64.half()):  # float16 is computed in float32, whose largest number is 3.4e38
+        with pytest.raises(ValueError, match=r"^scale must be at most 3\.403e\+38, the largest torch\.float32"):
+            cl.scaled_dot_product_attention(q, q, q, scale=1e39)
+
+
+TOKENS_3 = torch.ones(1, 3, dtype=torch.long)
+RETURN_WEIGHTS_USERS = {  # every public function and forward that takes `return_weights`
+    "scaled_dot_product_attention": lambda flag: cl.scaled_dot_product_attention(Q, Q, Q, return_weights=flag),
+    "conv_as_attention": lambda flag: cl.conv_as_attention(
+        torch.randn(1, 3, 5, 5), nn.Conv2d(3, 2, 3, padding=1), return_weights=flag
+    ),
+    "SelfAttention": lambda flag: cl.SelfAttention(8)(X, return_weights=flag),
+    "MultiHeadAttention": lambda flag: cl.MultiHeadAttention(8, 2)(X, return_weights=flag),
+    "GroupedQueryAttention": lambda flag: cl.GroupedQueryAttention(8, 2)(X, return_weights=flag),
+    "TransformerEncoderBlock": lambda flag: cl.TransformerEncoderBlock(8, 2)(X, return_weights=flag),
+    "TransformerEncoder": lambda flag: cl.TransformerEncoder(8, 2, 1)(X, return_weights=flag),
+    "DecoderBlock": lambda flag: cl.DecoderBlock(8, 2)(X, return_weights=flag),
+    "DecoderLM": lambda flag: cl.DecoderLM(10, 8, 2, 1, max_len=8)(TOKENS_3, return_weights=flag),
+    "TransformerDecoderBlock": lambda flag: cl.TransformerDecoderBlock(8, 2)(X, X, return_weights=flag),
+    "TransformerDecoder": lambda flag: cl.TransformerDecoder(8, 2, 1)(X, X, return_weights=flag),
+    "EncoderDecoder": lambda flag: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(X, X, return_weights=flag),
+    "Translator": lambda flag: cl.Translator(10, 10, d_model=8, num_heads=2)(TOKENS_3, TOKENS_3, return_weights=flag),
+    "Translator.decode": lambda flag: _decode(return_weights=flag),
+    "TinyViT": lambda flag: cl.TinyViT(d_model=8, num_heads=2)(torch.randn(1, 1, 8, 8), return_weights=flag),
+    "SequenceClassifier": lambda flag: cl.SequenceClassifier(10, 2, d_model=8)(TOKENS_3, return_weights=flag),
+}
+
+
+def _decode(memory=None, valid=None, **kwargs):
+    translator = cl.Translator(10, 10, d_model=8, num_heads=2)
+    encoded = translator.encode(TOKENS_3)
+    memory, valid = (encoded[0] if memory is None else memory), (encoded[1] if valid is None else valid)
+    return translator.decode(TOKENS_3, memory, valid, **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(RETURN_WEIGHTS_USERS))
+@pytest.mark.parametrize("flag", [1, None, "yes"])
+def test_return_weights_is_checked_as_a_flag(name, flag):
+    with pytest.raises(TypeError, match=r"^return_weights must be a bool, got "):
+        RETURN_WEIGHTS_USERS[name](flag)
+
+
+V4 = 4
+
+
+def _log_probs(rows):
+    return torch.log_softmax(torch.randn(rows, V4, generator=torch.Generator().manual_seed(rows)), dim=-1)
+
+
+SEARCH_STEPS = {  # a step function of the wrong kind -> what it returns for N prefixes
+    "one row for every prefix": lambda tokens, source: _log_probs(1),  # broadcast before: every row got row 0's
+    "probabilities": lambda tokens, source: _log_probs(len(tokens)).exp(),
+    "logits": lambda tokens, source: _log_probs(len(tokens)) + 1.0,
+    "token ids": lambda tokens, source: torch.zeros(len(tokens), dtype=torch.long),
+    "NaN": lambda tokens, source: torch.full((len(tokens), V4), math.nan),
+    "a list": lambda tokens, source: _log_probs(len(tokens)).tolist(),
+}
+SEARCH_ERRORS = {
+    "one row for every prefix": (ValueError, r"^next_log_probs's output must have shape \(N=3, V\)"),
+    "probabilities": (ValueError, r"^next_log_probs's output must hold log-probabilities"),
+    "logits": (ValueError, r"^next_log_probs's output must hold log-probabilities"),
+    "token ids": (TypeError, r"^next_log_probs's output must have a floating dtype, got torch.int64"),
+    "NaN": (ValueError, r"^next_log_probs's output must hold log-probabilities"),
+    "a list": (TypeError, r"^next_log_probs's output must be a torch.Tensor, got list"),
+}
+SEARCHES = {
+    "greedy_search": lambda step, **kw: cl.greedy_search(step, 3, max_len=3, **{"bos": 1, "eos": 2, **kw}),
+    "beam_search": lambda step, **kw: cl.beam_search(step, 1, beam_width=3, max_len=3, **{"bos": 1, "eos": 2, **kw}),
+}
+
+
+@pytest.mark.parametrize("search", sorted(SEARCHES))
+@pytest.mark.parametrize("kind", sorted(SEARCH_STEPS))
+def test_a_search_refuses_a_step_function_of_the_wrong_kind(search, kind):
+    error, message = SEARCH_ERRORS[kind]  # greedy: 3 sources; beam: one source, K = 3 beams; N = 3 rows either way
+    with pytest.raises(error, match=message):
+        SEARCHES[search](SEARCH_STEPS[kind])
+
+
+def test_a_search_names_eos_beyond_the_vocabulary():
+    good = lambda tokens, source: _log_probs(len(tokens))  # noqa: E731
+    for search in SEARCHES.values():  # IndexError deep inside (beam) or a silent eos that never comes (greedy)
+        with pytest.raises(ValueError, match=r"^eos=9 must be a token id below V=4, the width of next_log_probs"):
+            search(good, eos=9)
+    with pytest.raises(ValueError, match=r"^eos=9 must be a token id below vocab_size=4"):
+        cl.exhaustive_search(good, 4, bos=1, eos=9, max_len=2)
+    with pytest.raises(ValueError, match=r"^next_log_probs's output must have shape \(N=\d+, V=3\)"):
+        cl.exhaustive_search(good, 3, bos=1, eos=2, max_len=2)  # a step with V = 4, told 3
+
+
+TRANSLATOR = cl.Translator(10, 10, d_model=8, num_heads=2)
+NEWER_API = {  # a bad input to notebook 14's API -> (the error, its message): each names the argument
+    "TransformerDecoderBlock without memory": (  # before: self-attention instead of cross-attention, silently
+        lambda: cl.TransformerDecoderBlock(8, 2)(X, None),
+        TypeError,
+        r"^memory must be a torch.Tensor, got NoneType",
+    ),
+    "TransformerDecoder without memory": (
+        lambda: cl.TransformerDecoder(8, 2, 1)(X, None),
+        TypeError,
+        r"^memory must be a torch.Tensor",
+    ),
+    "Translator.decode without memory": (lambda: _decode(memory=torch.tensor(0.0)), ValueError, r"^memory must have"),
+    "decoder block, memory of another width": (
+        lambda: cl.TransformerDecoderBlock(8, 2)(X, torch.randn(2, 3, 6)),
+        ValueError,
+        r"^memory must have shape \(B, S, d_model=8\), got \(2, 3, 6\)",  # before: 'key must have shape'
+    ),
+    "decoder block, memory of another batch": (
+        lambda: cl.TransformerDecoderBlock(8, 2)(X, torch.randn(3, 4, 8)),
+        ValueError,
+        r"^x and memory must have the same batch size B, got x \(2, 5, 8\) and memory \(3, 4, 8\)",
+    ),
+    "decoder block, memory_mask": (
+        lambda: cl.TransformerDecoderBlock(8, 2)(X, X, memory_mask=torch.ones(5, 4, dtype=torch.bool)),
+        ValueError,
+        r"^memory_mask must have shape",
+    ),
+    "EncoderDecoder, src": (  # before: 'x must have shape'
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(torch.randn(2, 3, 6), X),
+        ValueError,
+        r"^src must have shape \(B, L, d_model=8\), got \(2, 3, 6\)",
+    ),
+    "EncoderDecoder, tgt": (
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(X, torch.randn(2, 3, 6)),
+        ValueError,
+        r"^tgt must have shape \(B, L, d_model=8\), got \(2, 3, 6\)",
+    ),
+    "EncoderDecoder, batch": (  # before: 'query (B, L, D), key (B, S, D) and value ... must agree'
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(X, torch.randn(3, 4, 8)),
+        ValueError,
+        r"^tgt and src must have the same batch size B",
+    ),
+    "EncoderDecoder, tgt_mask": (
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(X, X, tgt_mask=torch.ones(3, 3, dtype=torch.bool)),
+        ValueError,
+        r"^tgt_mask must have shape",
+    ),
+    "EncoderDecoder, src_mask": (
+        lambda: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(X, X, src_mask=torch.ones(5, 5)),
+        TypeError,
+        r"^src_mask must be a boolean tensor",
+    ),
+    "Translator, d_model": (lambda: cl.Translator(10, 10, d_model=2.5), TypeError, r"^d_model must be an int"),
+    "Translator, pad_index": (
+        lambda: cl.Translator(10, 8, pad_index=8),  # padding that no target can hold: never masked
+        ValueError,
+        r"^pad_index must be an id of both vocabularies \(< 8\), got 8",
+    ),
+    "Translator, batch": (
+        lambda: TRANSLATOR(torch.ones(2, 3, dtype=torch.long), TOKENS_3),
+        ValueError,
+        r"^src and tgt must have the same batch size B",
+    ),
+    "Translator.step_function, source": (  # before: IndexError
+        lambda: TRANSLATOR.step_function(TOKENS_3)(TOKENS_3, torch.tensor([1])),
+        ValueError,
+        r"^source must hold indices of the B=1 sources, got \[1\]",
+    ),
+    "Translator.step_function, tokens": (
+        lambda: TRANSLATOR.step_function(TOKENS_3)(torch.full((1, 2), 12), torch.tensor([0])),
+        ValueError,
+        r"^tokens must hold ids in \[0, vocab_size=10\)",
+    ),
+    "linear_attention, feature_map": (
+        lambda: cl.linear_attention(Q, Q, Q, feature_map=3),
+        TypeError,
+        r"^feature_map must be a function",
+    ),
+    "fit, loss_fn": (lambda: cl.fit(nn.Linear(8, 2), (X, X), loss_fn=3), TypeError, r"^loss_fn must be a function"),
+    "fit, seed": (lambda: cl.fit(nn.Linear(8, 2), (X, X), seed=1.5), TypeError, r"^seed must be an int"),
+    "fit, progress": (lambda: cl.fit(nn.Linear(8, 2), (X, X), progress=1), TypeError, r"^progress must be a bool"),
+    "fit, model": (lambda: cl.fit(lambda x: x, (X, X)), TypeError, r"^model must be a torch.nn.Module, got function"),
+    "evaluate, metric": (lambda: cl.evaluate(nn.Linear(8, 2), (X, X), 3), TypeError, r"^metric must be a function"),
+    "cross_entropy, targets": (
+        lambda: cl.cross_entropy(LOGITS, torch.zeros(2)),
+        TypeError,
+        r"^targets must hold integers, got dtype torch.float32",
+    ),
+    "TransformerEncoderBlock, layer_norm_eps": (
+        lambda: cl.TransformerEncoderBlock(8, 2, layer_norm_eps=math.nan),
+        ValueError,
+        r"^layer_norm_eps must be a finite number",
+    ),
+    "TransformerDecoder, final_norm": (
+        lambda: cl.TransformerDecoder(8, 2, 1, final_norm=1),
+        TypeError,
+        r"^final_norm must be a bool",
+    ),
+    "GroupedQueryAttention, bias": (lambda: cl.GroupedQueryAttention(8, 2, bias=1), TypeError, r"^bias must be a"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEWER_API))
+def test_bad_input_to_the_newer_api_is_named(case):
+    call, error, message = NEWER_API[case]
+    with pytest.raises(error, match=message):
+        call()
+
+
+LAYERS = {  # a float32 layer and the name of its input
+    "SelfAttention": (lambda x: cl.SelfAttention(8)(x), "x"),
+    "MultiHeadAttention": (lambda x: cl.MultiHeadAttention(8, 2)(x), "query"),
+    "GroupedQueryAttention": (lambda x: cl.GroupedQueryAttention(8, 2)(x), "x"),
+    "TransformerEncoderBlock": (lambda x: cl.TransformerEncoderBlock(8, 2)(x), "x"),
+    "TransformerEncoder": (lambda x: cl.TransformerEncoder(8, 2, 1)(x), "x"),
+    "DecoderBlock": (lambda x: cl.DecoderBlock(8, 2)(x), "x"),
+    "ViTBlock": (lambda x: cl.ViTBlock(8, 2)(x), "x"),
+    "TransformerDecoderBlock": (lambda x: cl.TransformerDecoderBlock(8, 2)(x, x), "x"),
+    "TransformerDecoderBlock memory": (lambda x: cl.TransformerDecoderBlock(8, 2)(X, x), "memory"),
+    "EncoderDecoder": (lambda x: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(x, X), "src"),
+    "EncoderDecoder tgt": (lambda x: cl.EncoderDecoder(8, 2, 1, 1, d_ff=16)(X, x), "tgt"),
+    "TinyViT": (lambda x: cl.TinyViT(image_size=4, d_model=8, num_heads=2)(x.reshape(2, 1, 4, 10)[..., :4]), "x"),
+    "PatchEmbedding": (lambda x: cl.PatchEmbedding(1, 2, 8)(x.reshape(2, 1, 4, 10)[..., :4]), "images"),
+    "TinyCNN": (lambda x: cl.TinyCNN(width=2)(x.reshape(2, 1, 4, 10)), "images"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64, torch.int64], ids=str)
+def test_a_layer_names_an_input_of_another_dtype_and_the_fix(name, dtype):
+    # before: PyTorch's "mat1 and mat2 must have the same dtype" from deep inside (or "mixed dtype (CPU)")
+    call, argument = LAYERS[name]
+    fix = rf"pass {argument}\.to\(torch\.float32\)" + (", or convert the layer" if dtype.is_floating_point else "$")
+    with pytest.raises(TypeError, match=rf"^{argument} must have the dtype of the layer's parameters, torch\.float32, "
+                       rf"got {dtype}: {fix}"):  # fmt: skip
+        call(X.to(dtype))
+
+
+def test_a_layer_under_autocast_takes_another_floating_dtype():
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast casts for the layer: no refusal
+        assert cl.MultiHeadAttention(8, 2)(X.bfloat16()).shape == X.shape
+
+
+def test_cross_entropy_of_half_precision_logits_is_computed_in_float32():
+    # In float16 the loss of logits near 1e4 is infinite (PyTorch's F.cross_entropy here returns inf for all three);
+    # computed in float32 from the same float16 logits it equals float64's to float32's rounding.
+    cases = [
+        (torch.tensor([[1e4, -1e4]] * 4), torch.tensor([1] * 4)),  # loss 2e4 each: their sum overflows float16
+        (torch.tensor([[4e4, -4e4]]), torch.tensor([1])),  # a loss of 8e4 > 65504, float16's largest
+        (torch.tensor([[1e4, 1e4, -1e4]] * 64), torch.tensor([2] * 64)),
+    ]
+    for logits, targets in cases:
+        for half in (torch.float16, torch.bfloat16):
+            exact = nn.functional.cross_entropy(logits.to(half).double(), targets)
+            loss = cl.cross_entropy(logits.to(half), targets)
+            assert loss.dtype == torch.float32
+            torch.testing.assert_close(loss, exact.float())  # float32's default tolerance: one rounding of each step
+
+
+def validation_calls(run) -> int:
+    """How many times ``run()`` enters a check of course_lib.validate (compute_dtype, arithmetic, aside) or the mask
+    rule, expand_mask, nested calls included."""
+    import sys
+
+    from course_lib import masks, validate
+
+    codes = {f.__code__ for f in vars(validate).values() if getattr(f, "__module__", None) == validate.__name__}
+    codes = (codes - {validate.compute_dtype.__code__}) | {masks.expand_mask.__code__}
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        count += event == "call" and frame.f_code in codes
+
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        with torch.no_grad():
+            run()
+    finally:
+        sys.setprofile(old)
+    return count
+
+
+def test_layers_check_at_their_edge_not_at_every_layer_and_token():
+    # Issue 43 measured 54 checks per generated token of a 2-layer model (72 with RoPE), 87 per step of a greedy
+    # search with a 2 + 2-layer translator, and 25 (1 block) to 91 (4 blocks) per call of an encoder: the blocks and
+    # their attention checked again what their caller had checked. Now generate checks once, whatever the length.
+    lm = cl.DecoderLM(10, 16, 2, 2, max_len=32, positions="rope").eval()
+    prompt = torch.zeros(1, 1, dtype=torch.long)
+    assert validation_calls(lambda: cl.generate(lm, prompt, 12)) == validation_calls(lambda: cl.generate(lm, prompt, 2))
+    encoders = [cl.TransformerEncoder(16, 2, n) for n in (1, 4)]
+    x, mask = torch.randn(2, 7, 16), cl.padding_mask([7, 5], 7)
+    assert validation_calls(lambda: encoders[0](x, mask)) == validation_calls(lambda: encoders[1](x, mask)) <= 10
+    step = cl.Translator(12, 12, d_model=16, num_heads=2).eval().step_function(torch.randint(1, 12, (2, 6)))
+    greedy = [validation_calls(lambda n=n: cl.greedy_search(step, 2, bos=1, eos=2, max_len=n)) for n in (2, 6)]
+    assert (greedy[1] - greedy[0]) / 4 <= 6  # per step: the step function's tokens and sources, the search's log-probs
