@@ -102,7 +102,7 @@ class VanillaRNN(nn.Module):
         return _ACTIVATIONS[self.nonlinearity](pre)
 
     def _initial_state(self, x: Tensor, h0: Tensor | None) -> Tensor:
-        _check_sequence(x, self.input_size)
+        _check_sequence(x, self.input_size, self.weight_ih.dtype)
         if h0 is not None:
             tensor("h0", h0)
         batch = x.shape[0]
@@ -139,9 +139,9 @@ class VanillaRNN(nn.Module):
         return f"{self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r}{bias}"
 
 
-def _check_sequence(x: object, input_size: int | None = None) -> None:
-    """``x`` must be a floating tensor ``(B, L, I)`` (with ``I = input_size`` when given)."""
-    tensor("x", x, floating=True)
+def _check_sequence(x: object, input_size: int | None = None, dtype: torch.dtype | None = None) -> None:
+    """``x`` must be a floating tensor ``(B, L, I)`` (with ``I = input_size`` and the layer's ``dtype`` when given)."""
+    tensor("x", x, floating=True, dtype=dtype)
     if x.dim() != 3 or (input_size is not None and x.shape[-1] != input_size):
         width = "I" if input_size is None else f"I={input_size}"
         raise ValueError(f"x must have shape (B, L, {width}), got {shape_of(x)}")
@@ -224,7 +224,7 @@ def _check_lstm(lstm: nn.LSTM, x: Tensor) -> None:
             f"num_layers={lstm.num_layers}, bidirectional={lstm.bidirectional}, proj_size={lstm.proj_size}, "
             f"batch_first={lstm.batch_first}"
         )
-    _check_sequence(x, lstm.input_size)
+    _check_sequence(x, lstm.input_size, lstm.weight_ih_l0.dtype)
 
 
 def _lstm_unrolled(lstm: nn.LSTM, x: Tensor, c0: Tensor) -> tuple[list[dict[str, Tensor]], list[Tensor]]:

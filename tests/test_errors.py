@@ -670,6 +670,8 @@ LAYERS = {  # a float32 layer and the name of its input
     "TinyViT": (lambda x: cl.TinyViT(image_size=4, d_model=8, num_heads=2)(x.reshape(2, 1, 4, 10)[..., :4]), "x"),
     "PatchEmbedding": (lambda x: cl.PatchEmbedding(1, 2, 8)(x.reshape(2, 1, 4, 10)[..., :4]), "images"),
     "TinyCNN": (lambda x: cl.TinyCNN(width=2)(x.reshape(2, 1, 4, 10)), "images"),
+    "VanillaRNN": (lambda x: cl.VanillaRNN(8, 4)(x), "x"),
+    "lstm_gates": (lambda x: cl.lstm_gates(nn.LSTM(8, 4, batch_first=True), x), "x"),
 }
 
 
