@@ -51,6 +51,28 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
                                               ("e2", "not graded: a checker was changed")]  # fmt: skip
 
 
+def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_path):
+    """Issue 44: a getattr alias replaced check_function, every check passed, and the class report listed the
+    submission as clean. The report reads the student's cells again with the guard's reading."""
+    locked = nbformat.v4.new_code_cell("import torch\nimport course_lib as cl", metadata={"nbgrader": {"locked": True}})
+    answer = nbformat.v4.new_code_cell(
+        "def decoder_mask(tgt, pad):\n    g = getattr\n    g(cl, '__di' + 'ct__')['check_function'] = print\n"
+        "    return torch.zeros(1)",
+        metadata={"nbgrader": {"solution": True, "grade_id": "a1"}},
+    )
+    check = _graded_cell("e1", "", "")
+    check.outputs = []  # it passed
+    refused = _graded_cell("e2", "AssertionError", "f raised ShortcutError: translator_mask (the check's reference) is")
+    nb = nbformat.v4.new_notebook(cells=[locked, answer, check, refused])
+    folder = tmp_path / "autograded" / "cy" / "a14"
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / "14.ipynb")
+    assert _flags(tmp_path, "a14", "cy") == [
+        ("e2", "the check's own reference or helper was called"),
+        ("14, code cell 1", "tampering: line 2: takes getattr as a value, an alias that could read any attribute"),
+    ]
+
+
 def test_autograde_class_needs_a_course_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="nbgrader course folder"):
         autograde_class(tmp_path, "a04", progress=False)

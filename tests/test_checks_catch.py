@@ -190,9 +190,7 @@ def test_inverted_mask_with_minus_infinity_gives_nan_and_is_caught():
 
 
 def test_ignored_padding_mask_is_caught_on_outputs():
-    message = message_of(
-        lambda q, k, v, mask: scaled_dot_product_attention(q, k, v), scaled_dot_product_attention, qkv_padded
-    )
+    message = message_of(lambda q, k, v, mask: attention_weights(q, k) @ v, scaled_dot_product_attention, qkv_padded)
     assert "elements differ; the first is at [" in message
 
 
@@ -208,7 +206,7 @@ def test_additive_mask_added_the_wrong_way_is_caught():
 
 def test_wrong_dtype_is_caught():
     message = message_of(
-        lambda q, k, v: scaled_dot_product_attention(q.double(), k.double(), v.double()),
+        lambda q, k, v: F.scaled_dot_product_attention(q.double(), k.double(), v.double()),
         scaled_dot_product_attention,
         qkv,
     )
@@ -232,7 +230,7 @@ def test_transposed_shape_is_caught():
 
 def test_extra_dimension_is_caught():
     message = message_of(
-        lambda q, k, v: scaled_dot_product_attention(q, k, v)[:, None], scaled_dot_product_attention, qkv
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v)[:, None], scaled_dot_product_attention, qkv
     )
     assert "shape is (2, 1, 4, 3), expected (2, 4, 3)" in message and "unsqueeze/squeeze" in message
 
@@ -244,7 +242,7 @@ def test_reshape_in_the_wrong_order_is_caught():
 
 def test_returning_a_tuple_is_caught():
     message = message_of(
-        lambda q, k, v: scaled_dot_product_attention(q, k, v, return_weights=True), scaled_dot_product_attention, qkv
+        lambda q, k, v: (attention_weights(q, k) @ v, attention_weights(q, k)), scaled_dot_product_attention, qkv
     )
     assert "expected a torch.Tensor, got tuple of 2 items (return one tensor, not several)" in message
 
@@ -278,6 +276,70 @@ def test_no_hint_when_the_pattern_says_nothing():
     g = torch.Generator().manual_seed(1)
     message = explain_difference(torch.randn(3, 5, generator=g), torch.randn(3, 5, generator=g))
     assert message.endswith(")") and "?" not in message  # the plain explanation, no guessed cause
+
+
+# ---------------------------------------------------------------- the check's own reference, inputs and helpers
+
+
+def _cells(answer: str, check: str) -> dict:
+    """A notebook's namespace after an answer cell and a check cell, each compiled as a cell of its own (a file of
+    its own, as IPython names them)."""
+    namespace = {"torch": torch, "math": math, "__name__": "__main__"}
+    exec(compile(answer, "<answer cell>", "exec"), namespace)
+    exec(compile(check, "<check cell>", "exec"), namespace)
+    return namespace
+
+
+CHECK_CELL = """
+def masked_inputs(g):
+    return [torch.randn(2, 3, 4, generator=g), torch.randn(2, 3, 4, generator=g), _visible(3)]
+
+
+def _visible(n):
+    return torch.ones(n, n, dtype=torch.bool).tril()
+
+
+def reference(q, k, mask):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), -1)
+"""
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "def weights(q, k, mask):\n    return reference(q, k, mask)",  # notebook 14's translator_mask
+        "def weights(q, k, mask):\n    f = reference\n    return f(q, k, mask)",
+        "def weights(q, k, mask):\n    return [reference][0](q, k, mask)",
+        "import functools\ndef weights(q, k, mask):\n    return functools.partial(reference, q)(k, mask)",
+        "def weights(q, k, mask):\n    return reference.__wrapped__(q, k, mask) if 0 else reference(q, k, mask)",
+        "def weights(q, k, mask):\n    return torch.softmax(q @ k.transpose(-2, -1) / 2, -1) * _visible(3)",  # a helper
+        "def weights(q, k, mask):\n    masked_inputs(torch.Generator())\n    return reference(q, k, mask)",  # inputs
+    ],
+)
+def test_an_answer_that_calls_what_the_check_decides_with_is_refused(answer):
+    namespace = _cells(answer, CHECK_CELL)
+    with pytest.raises(AssertionError, match=r"raised ShortcutError: \w+ \((the check's|a function of the check)"):
+        check_function(namespace["weights"], namespace["reference"], namespace["masked_inputs"], name="weights")
+
+
+def test_a_library_reference_is_the_checks_own_too():
+    """A check against ``cl.attention_weights`` refuses an answer that returns ``cl.attention_weights``, by any name."""
+    import course_lib.attention as module
+
+    with pytest.raises(AssertionError, match=r"raised ShortcutError: attention_weights \(the check's reference\)"):
+        check_function(lambda q, k: module.attention_weights(q, k) + 0, attention_weights, qk, name="weights")
+
+
+def test_a_check_cells_own_wrapper_may_run_its_helpers(capsys):
+    """Notebook 13 checks ``as_ids(merge)`` against ``as_ids(cl.merge_pair)``: the wrapper, a function of the check
+    cell, is the function under test; the answer inside it is the student's."""
+    wrapper = "\ndef as_ids(fn):\n    return lambda *args: torch.tensor(fn(*args), dtype=torch.long)\n"
+    answer = "def merge(ids):\n    return [i + 1 for i in ids]"
+    namespace = _cells(answer, wrapper + "def ids(g):\n    return (torch.randint(0, 5, (4,), generator=g).tolist(),)")
+    reference = namespace["as_ids"](lambda ids: [i + 1 for i in ids])
+    check_function(namespace["as_ids"](namespace["merge"]), reference, namespace["ids"], name="merge", atol=0, rtol=0)
+    assert "✓ merge agrees" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- the student version's stubs

@@ -1,11 +1,22 @@
-"""`hints=False` in the exercise checkers: the attention-specific guesses at a cause are left out, the description of
-the difference stays, and the default (hints on) is unchanged. Notebook 07 uses it for exercises about positional
-encodings, where "a mask inverted?" or "K Qᵀ instead of Q Kᵀ?" would send a student the wrong way."""
+"""Hints at a cause: given only where the pattern of a difference points to it (issue 44: a wrong single number was
+"a wrong scale factor (such as 1/√d_k)?"), and ``hints=False`` in the exercise checkers, which leaves the guesses out
+and keeps the description of the difference. Notebook 07 uses it for exercises about positional encodings, where
+"K Qᵀ instead of Q Kᵀ?" would send a student the wrong way."""
+
+import math
 
 import pytest
 import torch
 
-from course_lib import check_close, check_function, explain_difference, sinusoidal_encoding, sinusoidal_shift_matrix
+from course_lib import (
+    attention_weights,
+    causal_mask,
+    check_close,
+    check_function,
+    explain_difference,
+    sinusoidal_encoding,
+    sinusoidal_shift_matrix,
+)
 
 HINT_WORDS = ("scale factor", "transposed", "mask", "softmax", "True = may attend", "K Qᵀ")
 
@@ -17,11 +28,34 @@ def interleaved_vs_concatenated():
     return torch.cat([angles.sin(), angles.cos()], dim=-1), expected
 
 
+def inverted_mask():
+    q, k = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(0)).unbind(0)
+    return attention_weights(q, k, ~causal_mask(4) | torch.eye(4, dtype=torch.bool)), attention_weights(
+        q, k, causal_mask(4)
+    )
+
+
 CASES = {
     "a constant multiple": (2 * torch.arange(1.0, 7.0), torch.arange(1.0, 7.0), "scale factor"),
     "a transposed shift matrix": (sinusoidal_shift_matrix(3, 6).T, sinusoidal_shift_matrix(3, 6), "transposed"),
-    "sin and cos in blocks": (*interleaved_vs_concatenated(), "mask"),
+    "an inverted mask on attention weights": (*inverted_mask(), "mask"),
 }
+
+# Wrong answers whose pattern points to no one cause: the difference is described, and no cause is guessed
+NO_CAUSE = {
+    "one wrong number": (torch.tensor(0.5, dtype=torch.float64), torch.tensor(0.75, dtype=torch.float64)),
+    "one wrong number of a pair (a beam's parent and token)": (torch.tensor([0.0, 6.0]), torch.tensor([0.0, 3.0])),
+    "a multiple of equal values": (torch.full((3,), 2.0), torch.ones(3)),
+    "one zero": (torch.zeros(1), torch.ones(1)),
+    "sin and cos in blocks (exact zeros that are no mask)": interleaved_vs_concatenated(),
+    "one-hot rows (a choice, not attention weights)": (torch.eye(3)[[1, 0, 2]], torch.eye(3)),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_CAUSE), ids=list(NO_CAUSE))
+def test_no_cause_is_guessed_where_the_pattern_points_to_none(case):
+    message = explain_difference(*NO_CAUSE[case])
+    assert "elements differ" in message and "?" not in message and not any(w in message for w in HINT_WORDS), message
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
@@ -59,8 +93,8 @@ def test_check_close_and_check_function_pass_hints_through():
     def make_inputs(g):
         return (int(torch.randint(1, 9, (1,), generator=g)), 6)
 
-    def wrong(delta, d_model):  # the rotation the other way round: M_delta transposed
-        return sinusoidal_shift_matrix(delta, d_model).T
+    def wrong(delta, d_model):  # the rotation the other way round: M_delta transposed (M_-delta)
+        return sinusoidal_shift_matrix_by_hand(-delta, d_model)
 
     with pytest.raises(AssertionError, match="transposed"):
         check_function(wrong, sinusoidal_shift_matrix, make_inputs, name="shift")
@@ -68,3 +102,17 @@ def test_check_close_and_check_function_pass_hints_through():
         check_function(wrong, sinusoidal_shift_matrix, make_inputs, name="shift", hints=False)
     message = str(info.value)
     assert "shift is wrong on trial 1" in message and not any(word in message for word in HINT_WORDS), message
+
+
+def sinusoidal_shift_matrix_by_hand(delta, d_model):
+    """The rotation that moves a sinusoidal encoding by ``delta`` positions (blocks of (sin, cos) pairs)."""
+    angles = delta * sinusoidal_frequencies(d_model)
+    m = torch.zeros(d_model, d_model, dtype=torch.float64)
+    for i, a in enumerate(angles.tolist()):
+        c, s = math.cos(a), math.sin(a)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor([[c, -s], [s, c]])
+    return m
+
+
+def sinusoidal_frequencies(d_model):
+    return 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)

@@ -14,7 +14,9 @@ The report (printed, and written to ``reports/ASSIGNMENT.md`` and ``reports/ASSI
 points, how many submissions scored full, partial and zero marks, how many written answers wait for a person to mark
 them (nbgrader's formgrader; an unchanged answer cell scores 0 at once), and the mean of the marked ones; then the
 flagged submissions, read from the autograded notebooks: a test cell that says "Not graded" (the guard found a
-changed checker, :mod:`course_lib.classroom.guard`) or that refused a library shortcut (``ShortcutError``).
+changed checker, :mod:`course_lib.classroom.guard`), that refused a library shortcut (``ShortcutError``) or a call of
+the check's own reference or helpers; and every cell the student wrote in which the guard's reading finds tampering,
+read again here, so that no submission that tampers is listed as clean.
 """
 
 from __future__ import annotations
@@ -110,17 +112,27 @@ def autograde_class(root: str | Path, assignment: str, *, jobs: int | None = Non
 
 
 def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
-    """(grade id, why) for each test cell of a student's autograded notebooks that was not graded or refused."""
+    """(where, why) for each test cell of a student's autograded notebooks that was not graded or refused, and for
+    each cell the student wrote in which the guard's reading finds tampering (:func:`guard.findings`): a submission
+    that tampers is flagged even where grading ran without the guard, or where the tampering left every check
+    passing."""
+    from .guard import findings
+
     found = []
     for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             for out in cell.get("outputs", []) if grade_id else ():
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
                 if "Not graded" in text:
                     found.append((grade_id, "not graded: a checker was changed"))
-                elif "ShortcutError" in text or "ShortcutError" in str(out.get("evalue", "")):
+                elif "ShortcutError" in text and ("(the check's" in text or "(a function of the check)" in text):
+                    found.append((grade_id, "the check's own reference or helper was called"))
+                elif "ShortcutError" in text:
                     found.append((grade_id, "a library shortcut was refused"))
+        for i, problems in findings(nb):
+            found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
     return found
 
 

@@ -2,10 +2,8 @@
 
 A failed check raises ``AssertionError`` whose message says *what* is wrong (shape, dtype, which element,
 by how much) instead of only that something is, and, where the pattern of the difference gives it away, adds a
-hint at the likely cause: a result that is a constant multiple of the expected one (a wrong scale), weights that
-sum to 1 over the wrong axis (softmax over the queries instead of the keys), a weight that should be exactly 0
-(a mask not applied) or a zero where a weight was expected (a mask applied the wrong way round), a transposed
-result, NaN. Notebooks call these right after each exercise cell.
+hint at the likely cause (:mod:`course_lib.classroom.hints`): a wrong scale, a softmax over the wrong axis, a mask
+not applied or inverted, a transposed result, NaN. Notebooks call these right after each exercise cell.
 
 The student version of a notebook (``python -m course_lib.classroom.student``) replaces a solution by a stub: a function
 body by ``raise NotImplementedError(...)``, a value answer ``x = ...`` by ``x = unanswered("Exercise N: x")``,
@@ -15,7 +13,6 @@ An implement-it exercise is checked ``without=`` the library functions that woul
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import torch
@@ -23,7 +20,9 @@ from torch import Tensor
 
 from ..validate import integer, number
 from .exercises import Unanswered, blocked
+from .hints import hint_at_cause
 from .integrity import untrusted
+from .own import own_functions
 
 __all__ = ["explain_difference", "check_answer", "check_close", "check_function"]
 
@@ -35,81 +34,6 @@ def _raise_if_unanswered(*values: object) -> None:
 
 
 # ---------------------------------------------------------------- explaining a difference
-
-
-def _sqrt_name(c: float) -> str:
-    """``' (= √4)'`` when ``c`` is the square root (or its inverse) of a small integer that is not a square."""
-    for value, prefix in ((c, "√"), (1.0 / c if c else 0.0, "1/√")):
-        square = value * value
-        n = round(square)
-        if 2 <= n <= 4096 and math.isclose(square, n, rel_tol=1e-4) and math.isqrt(n) ** 2 != n:
-            return f" (= {prefix}{n})"
-    return ""
-
-
-def _rows_sum_to_one(t: Tensor, dim: int) -> Tensor:
-    s = t.sum(dim=dim)
-    return ((s - 1).abs() < 1e-3) | (s.abs() < 1e-6)  # a row whose keys are all masked sums to 0
-
-
-def _first(where: Tensor) -> str:
-    return "[" + ", ".join(str(int(i)) for i in where.nonzero()[0]) + "]"
-
-
-def _hint(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
-    """A sentence guessing the cause of the difference between float tensors ``a`` and ``e`` (same shape), or ''."""
-    a, e = a.double(), e.double()
-    nan = torch.isnan(a) & ~torch.isnan(e)
-    if nan.any():
-        return (
-            f" You have NaN at {_first(nan)} where the expected result is finite: a softmax over a row whose scores "
-            "are all -inf (every key masked), or a division by zero?"
-        )
-    if not torch.isfinite(a).all() or not torch.isfinite(e).all():
-        return ""
-    if (a == 0).all():
-        return " Your result is all zeros: did the function return before computing anything?"
-    # a constant multiple of the expected result: a wrong (missing, extra, inverted) scale factor
-    big = e.abs() > 1e-6 * max(e.abs().max().item(), 1e-30)
-    if big.any():
-        c = (a[big] / e[big]).median().item()
-        if c != 0 and not math.isclose(c, 1.0, rel_tol=1e-3) and torch.allclose(a, c * e, atol=atol, rtol=1e-3):
-            return (
-                f" Every element of yours is {c:.4g}{_sqrt_name(c)} times the expected one: "
-                "a missing, extra or wrong scale factor (such as 1/√d_k)?"
-            )
-    if a.dim() >= 2 and a.shape[-1] == a.shape[-2] and torch.allclose(a, e.transpose(-2, -1), atol=atol, rtol=rtol):
-        return " Yours equals the expected result transposed: rows and columns swapped (K Qᵀ instead of Q Kᵀ?)."
-    # attention weights: every expected row sums to 1 over the last (key) axis
-    if a.dim() >= 2 and (e >= 0).all() and _rows_sum_to_one(e, -1).all() and not _rows_sum_to_one(a, -1).all():
-        if (a >= 0).all() and _rows_sum_to_one(a, -2).all():
-            return (
-                " The expected rows sum to 1 over the last axis (the keys) but yours do not, while your columns do: "
-                "a softmax over the wrong axis? Normalise over dim=-1."
-            )
-        return (
-            " The expected rows sum to 1 over the last axis (the keys) but yours do not "
-            f"(your first row sums to {a.reshape(-1, a.shape[-1])[0].sum().item():.4g})."
-        )
-    wrong = ~torch.isclose(a, e, atol=atol, rtol=rtol)
-    leaked = wrong & (e == 0) & (a != 0)  # weight where the expected result has exactly none
-    blocked = wrong & (a == 0) & (e != 0)  # no weight where the expected result has some
-    if leaked.any() and blocked.any():
-        return (
-            f" Yours is 0 where the expected value is not (first at {_first(blocked)}) and nonzero where it is exactly "
-            f"0 (first at {_first(leaked)}): a mask inverted? Remember True = may attend."
-        )
-    if leaked.any():
-        return (
-            f" The expected value is exactly 0 at {_first(leaked)} but yours is not: a position that should be masked "
-            "out (padding, or a future token) is visible? Remember True = may attend."
-        )
-    if blocked.any():
-        return (
-            f" Yours is exactly 0 at {_first(blocked)} where the expected value is not: a position hidden that "
-            "should be visible (a mask inverted? True = may attend)?"
-        )
-    return ""
 
 
 def _own(x: float) -> str:
@@ -180,9 +104,9 @@ def explain_difference(
     where = f"[{', '.join(map(str, index))}]" if index else ""
     if not reveal:
         mine, theirs = a[index].item(), e[index].item()
-        verdict = (
-            "is not the expected value" if a.dtype == torch.bool else f"is too {'large' if mine > theirs else 'small'}"
-        )
+        verdict = f"is too {'large' if mine > theirs else 'small'}"
+        if a.dtype == torch.bool or mine != mine or theirs != theirs:  # (NaN is neither larger nor smaller)
+            verdict = "is not a number (NaN)" if mine != mine else "is not the expected value"
         return f"{count} of {wrong.numel()} elements differ; the first is at {where}: yours, {_own(mine)}, {verdict}"
     message = (
         f"{count} of {wrong.numel()} elements differ; the first is at {where}: "
@@ -191,7 +115,7 @@ def explain_difference(
     if a.dtype.is_floating_point:
         diff = (a.double() - e.double()).abs().max().item()
         message += f" (largest absolute difference {diff:.3g})"
-        hint = _hint(a, e, atol, rtol) if hints else ""
+        hint = hint_at_cause(a, e, atol, rtol) if hints else ""
         if hint:
             message += "." + hint
     return message
@@ -251,8 +175,9 @@ def check_function(
 
     ``without`` names library functions that ``fn`` may not call, e.g. ``("torch.softmax", "course_lib.split_heads")``
     (:func:`course_lib.classroom.exercises.blocked`; the reference may): a call raises inside ``fn``, so the check
-    fails and says why. The message of a passed check lists them. A different ``seed`` draws other inputs (hidden
-    tests).
+    fails and says why. The message of a passed check lists them. Neither may ``fn`` call the check's own
+    ``reference``, ``make_inputs`` or the functions defined beside them (:mod:`course_lib.classroom.own`). A
+    different ``seed`` draws other inputs (hidden tests).
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
@@ -262,8 +187,9 @@ def check_function(
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]
         expected = reference(*_copies(args))
+        own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
         try:
-            with blocked(without, who=name, namespace=getattr(fn, "__globals__", None), functions=(fn,)):
+            with blocked(without, who=name, namespace=getattr(fn, "__globals__", None), functions=(fn,), own=own):
                 actual = fn(*_copies(args))
         except NotImplementedError:
             raise

@@ -29,16 +29,8 @@ import torch
 from ..validate import text
 from .reach import Reaches, ShortcutError, blocks_autograd, kernels_of
 
-__all__ = [
-    "ATTENTION_FUNCTIONS",
-    "SOFTMAX_FUNCTIONS",
-    "ShortcutError",
-    "Unanswered",
-    "blocked",
-    "unanswered",
-    "variant_generator",
-    "variant_numbers",
-]
+__all__ = ["ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "ShortcutError", "Unanswered", "blocked", "unanswered",
+           "variant_generator", "variant_numbers"]  # fmt: skip
 
 # Names for check_function(without=...) that several exercises share: every spelling of a softmax in PyTorch ...
 SOFTMAX_FUNCTIONS = tuple(
@@ -189,6 +181,7 @@ def blocked(
     who: str = "you",
     namespace: Mapping[str, Any] | None = None,
     functions: Sequence[Callable[..., Any]] = (),
+    own: Mapping[Any, str] | None = None,
 ) -> Iterator[tuple[str, ...]]:
     """Within the ``with`` block, every function named in ``names`` raises :class:`ShortcutError`.
 
@@ -200,6 +193,8 @@ def blocked(
             the same function to another name); names in it that are bound to a blocked object are blocked too.
         functions: the functions under test: a blocked object held in their default arguments
             (``def f(x, g=cl.split_heads)``) or their closures is blocked there too.
+        own: code object -> name, the check's own functions (:func:`course_lib.classroom.own.own_functions`),
+            refused by their code.
 
     Also blocked: the same object under any name in a module of ``course_lib`` (the module that defines it, and
     modules that imported it, such as ``course_lib.multihead.split_heads`` for ``course_lib.split_heads``), and,
@@ -223,7 +218,7 @@ def blocked(
                         if value is original and (module, key) != (owner, attr)]  # fmt: skip
         if namespace is not None:
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
-    codes = _codes(names)  # before anything is replaced: the originals' code, not the refusals'
+    codes = {**(own or {}), **_codes(names)}  # before anything is replaced: the originals' code
     # the doors without a name (classroom.reach); it also remembers every refusal, caught by the answer or not
     by_name = {inner: dotted for dotted in names for inner in _INNER_BY_NAME.get(dotted, ())}
     reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names), by_name)

@@ -290,6 +290,35 @@ def answer(a, grad_a):
 """,
 }
 
+# Answers that call what the check itself decides with (issue 44): run against the check cells of notebook 14, read
+# from the notebook (tests/heldout/test_heldout.py). Both the check (ShortcutError: the check's own) and the guard's
+# reading (a name only the graded test cells bind) must refuse each.
+REFERENCE_ATTACKS = {
+    "14 Exercise 1: decoder_mask returns the check's translator_mask": """
+def decoder_mask(tgt, pad):
+    return translator_mask(tgt, pad)
+""",
+    "14 Exercise 2: beam_step returns the check's sorted_extensions": """
+def beam_step(scores, log_probs, beam_width):
+    return sorted_extensions(scores, log_probs, beam_width)
+""",
+    "14 Exercise 2: sorted_extensions bound into a partial when the check calls": """
+import functools
+def beam_step(scores, log_probs, beam_width):
+    return functools.partial(sorted_extensions, scores)(log_probs, beam_width)
+""",
+    "14 Exercise 1: translator_mask behind a lambda kept in a list": """
+def decoder_mask(tgt, pad):
+    box = [lambda *args: translator_mask(*args)]
+    return box[0](tgt, pad)
+""",
+    "14 Exercise 1: the check's mask_inputs and translator_mask on other inputs": """
+def decoder_mask(tgt, pad):
+    mask_inputs(torch.Generator().manual_seed(0))
+    return translator_mask(tgt, pad)
+""",
+}
+
 TAMPERING_ATTACKS = {
     # ------------------------------------------------------------------ holes: not flagged
     "a module bound to a new name, then patched": """

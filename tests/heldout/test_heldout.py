@@ -8,7 +8,9 @@ to move that attack into CAUGHT.
 
 import math
 import warnings
+from functools import cache
 
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -19,8 +21,11 @@ import course_lib as cl
 from course_lib.classroom.checks import explain_difference
 from course_lib.classroom.exercises import blocked
 from course_lib.classroom.guard import bound_names, tampering
+from course_lib.classroom.notebook import find_exercises
+from course_lib.classroom.syntax import check_names
+from course_lib.paths import NOTEBOOKS_DIR
 
-from .attacks import CAUGHT, HOLES, SHORTCUT_ATTACKS, TAMPERING_ATTACKS
+from .attacks import CAUGHT, HOLES, REFERENCE_ATTACKS, SHORTCUT_ATTACKS, TAMPERING_ATTACKS
 
 LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\nimport math\nweights = [0.4, 0.6]\n"
 PROTECTED, MODULES = bound_names(LOCKED)
@@ -123,3 +128,20 @@ def test_the_shortcut_is_caught(name):
 @pytest.mark.parametrize("name", _marked(sorted(TAMPERING_ATTACKS)))
 def test_the_tampering_is_flagged(name):
     assert tampering(TAMPERING_ATTACKS[name], PROTECTED, MODULES)
+
+
+@cache
+def _check_cells_14() -> dict[str, str]:
+    """Notebook 14's check cells by exercise label, hidden tests included."""
+    nb = nbformat.read(next(NOTEBOOKS_DIR.glob("14_*.ipynb")), as_version=4)
+    return {ex.label: nb.cells[ex.check_cell].source for ex in find_exercises(nb)}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_ATTACKS))
+def test_an_answer_calling_what_the_check_decides_with_is_refused_and_flagged(name):
+    check = _check_cells_14()[name.split(":")[0].removeprefix("14 ")]
+    assert tampering(REFERENCE_ATTACKS[name], PROTECTED, MODULES, check_names(check)), "the guard's reading"
+    namespace = {"torch": torch, "cl": cl, "__name__": "__main__"}  # a notebook's cells share one namespace
+    exec(compile(REFERENCE_ATTACKS[name], "<answer cell>", "exec"), namespace)
+    with pytest.raises(AssertionError, match=r"raised ShortcutError: \S+ \((the check's|a function of the check)"):
+        exec(compile(check, "<check cell>", "exec"), namespace)
