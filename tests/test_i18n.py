@@ -228,3 +228,22 @@ def test_a_word_in_another_sense_is_marked_once_and_remembered(repo):
     )
     i18n.update(repo)
     assert [p for p in i18n.check(repo) if "00_a" in p] == []
+
+
+def test_maths_may_run_onto_the_next_line_of_a_quoted_box():
+    msgid = (
+        '> **Common claim:** "$a = b$". It misses the sum, $\\sum_j \\dfrac{x}{y}\n> \\dfrac{z}{w}$. '
+        "With the $g$ above, 3 terms"
+    )
+    kept = i18n.protected(msgid)
+    assert kept[("inline", "\\sum_j \\dfrac{x}{y} \\dfrac{z}{w}")] == 1 and len(kept) == 3
+    msgstr = "> **常见说法：**“$a = b$”。它漏掉了求和 $\\sum_j \\dfrac{x}{y} \\dfrac{z}{w}$。用上面的 $g$，3 项"
+    assert i18n.problems(msgid, msgstr, {}) == []
+
+
+def test_a_link_to_a_term_chinese_text_writes_in_latin_may_keep_its_english_name():
+    assert (
+        i18n.problems("[GPU](../docs/glossary.md#gpu)", "[GPU](../docs/glossary.md#gpu)", {"gpu": "图形处理器"}) == []
+    )
+    found = i18n.problems("[token](../docs/glossary.md#token)", "[token](../docs/glossary.md#token)", {"token": "词元"})
+    assert found and "词元" in found[0]

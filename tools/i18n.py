@@ -76,7 +76,7 @@ _COPIED = {"fence", "code_block", "hr"}
 # that a `$` inside code or a link is not read as maths).
 _PROTECTED = re.compile(
     r"(?P<code>`+)(?P<codebody>.+?)(?P=code)"
-    r"|\$\$(?P<display>.+?)\$\$|(?<![\\$])\$(?P<inline>[^$\n]+?)\$"
+    r"|\$\$(?P<display>.+?)\$\$|(?<![\\$])\$(?P<inline>(?:[^$\n]|\n(?![ \t>]*\n))+?)\$"
     r"|\]\((?P<target>[^)\s]+)\)|(?P<tag><[A-Za-z/!][^<>]*>)",
     re.S,
 )
@@ -142,12 +142,18 @@ def translate_markdown(markdown: str, translation: dict[str, str], anchors: bool
 # --- what a translation must keep --------------------------------------------------------------------------------
 
 
+def _one_line(text: str) -> str:
+    """Maths or code as one line: a line break inside it, with the next line's indent or quote marker ``>``, is one
+    space, so that a translation may break its lines elsewhere."""
+    return re.sub(r"\s*\n[ \t]*(?:>[ \t]*)*", " ", text).strip()
+
+
 def protected(text: str) -> Counter:
     """The maths, code, link targets, tags and numbers of ``text``, as a multiset of (kind, text)."""
     kept = Counter()
     for match in _PROTECTED.finditer(text):
         kind = next(k for k in ("codebody", "display", "inline", "target", "tag") if match.group(k) is not None)
-        kept[(kind, match.group(kind).strip())] += 1
+        kept[(kind, _one_line(match.group(kind)))] += 1
     return kept
 
 
@@ -241,7 +247,10 @@ def problems(msgid: str, msgstr: str, terms: dict[str, str], in_glossary: bool =
         found.append(f"lost the number {number}")
     links = [(m.group(1), m.group(3)) for m in _GLOSSARY_LINK.finditer(msgstr) if m.group(2) or in_glossary]
     for text, anchor in links:
-        if anchor in terms and not any(form in text for form in term_forms(terms[anchor])):
+        forms = term_forms(terms.get(anchor, "")) + (
+            [anchor, anchor.replace("-", " ")] if anchor in LATIN_TERMS else []
+        )
+        if anchor in terms and not any(form.lower() in text.lower() for form in forms):
             found.append(
                 f"the link to glossary entry {anchor!r} reads {text!r}, not the glossary's term {terms[anchor]!r}"
             )
