@@ -61,12 +61,12 @@ _CONV = ("conv2d", "convolution", "_convolution", "mkldnn_convolution", "_slow_c
 _LAYER_NORM = ("layer_norm", "native_layer_norm")
 # The last part (or two) of a blocked name -> the operators (aten names, without "aten::") that do its work, beyond
 # the operator of the same name (:func:`kernels_of` adds that one by itself: torch.gru_cell -> aten::gru_cell).
+_SOFTMAX_NAMES = ("softmax", "log_softmax", "softmin", "logsumexp", "Softmax.forward", "LogSoftmax.forward",
+                  "Softmin.forward")  # fmt: skip
 KERNELS: dict[str, tuple[str, ...]] = {
-    # log_softmax(x).exp() is softmax, s - logsumexp(s) is log_softmax, and fused attention with identity keys and
-    # values is a softmax: closing one door closes them all
-    "softmax": _SOFTMAX + _LOG_SOFTMAX + _LOGSUMEXP + _SDPA,
-    "log_softmax": _SOFTMAX + _LOG_SOFTMAX + _LOGSUMEXP + _SDPA,
-    "logsumexp": _LOGSUMEXP,
+    # log_softmax(x).exp() is softmax, s - logsumexp(s) is log_softmax, softmin(x) is softmax(-x), and fused attention
+    # with identity keys and values is a softmax: closing one door closes them all, whichever name was blocked
+    **dict.fromkeys(_SOFTMAX_NAMES, _SOFTMAX + _LOG_SOFTMAX + _LOGSUMEXP + _SDPA),
     "scaled_dot_product_attention": _SDPA,
     "multi_head_attention_forward": _SDPA,
     "MultiheadAttention.forward": _SDPA,
