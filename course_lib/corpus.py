@@ -3,7 +3,9 @@ are known, and the (centre word, context word) pairs of a skip-gram model.
 
 - :func:`toy_corpus` — English sentences from a template grammar with word categories (:data:`WORD_CATEGORIES`);
 - :func:`skipgram_pairs` — (centre, context) index pairs within a window, for a skip-gram model;
-- :func:`load_course_prose` — the course's own English prose, shipped in ``data/`` for notebook 13's tokenizers.
+- :func:`load_course_prose` — the course's own English prose, shipped in ``data/`` for notebook 13's tokenizers;
+- :func:`load_arrays` — arrays shipped in ``data/`` for notebook 15: what Hugging Face's Llama layer and PEFT's LoRA
+  compute on tiny seeded models, and a small language model pretrained on the course's prose.
 
 Shape legend: ``N`` pairs, ``L`` sentence length. The toy corpus is generated from a seed: no download, no license.
 """
@@ -14,6 +16,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -118,3 +121,28 @@ def load_course_prose(path: str | Path | None = None) -> str:
     """
     path = _shipped_file(path, "course_prose.txt", COURSE_PROSE_SHA256, "the course prose file")
     return path.read_bytes().decode("utf-8")
+
+
+# ------------------------------------------------ shipped arrays: references and a pretrained model (notebook 15)
+
+__all__ += ["ARRAYS_SHA256", "load_arrays"]
+
+#: SHA-256 of each shipped ``.npz`` of arrays (also listed in ``data/SOURCES.md`` with the script that writes it).
+ARRAYS_SHA256 = {
+    "hf_reference.npz": "180c7a6525fa63e3b90fc0a99320c0e06decf4112d03d02cc0077797a318dd1b",
+}
+
+
+def load_arrays(name: str, path: str | Path | None = None) -> dict[str, Tensor]:
+    """The arrays of the shipped file ``data/<name>`` (a key of :data:`ARRAYS_SHA256`), checked against its SHA-256
+    before it is read, as CPU tensors by their names in the file.
+
+    Raises:
+        ValueError: ``name`` is not a shipped array file.
+        FileNotFoundError, DataFileError: as :func:`load_course_prose`.
+    """
+    if name not in ARRAYS_SHA256:
+        raise ValueError(f"name must be one of {sorted(ARRAYS_SHA256)}, got {name!r}")
+    path = _shipped_file(path, name, ARRAYS_SHA256[name], f"the array file {name}")
+    with np.load(path, allow_pickle=False) as data:
+        return {key: torch.from_numpy(data[key].copy()) for key in data.files}
