@@ -1,7 +1,7 @@
 """The Chinese edition: the course's prose in gettext catalogues, and the Chinese notebooks and pages made from them.
 
     python -m tools.i18n status                 # per source: units, translated, fuzzy, untranslated
-    python -m tools.i18n update                 # after an English edit: every catalogue follows, every twin regenerates
+    python -m tools.i18n update [SOURCE...]     # after an English edit: catalogues follow, twins regenerate
     python -m tools.i18n start SOURCE...        # begin translating a source (a catalogue with empty entries)
     python -m tools.i18n check                  # what tests/test_i18n.py checks, as a list of problems
     python -m tools.i18n todo SOURCE            # JSON: the units still to translate (with old translations as hints)
@@ -403,9 +403,10 @@ def counts(po: polib.POFile) -> dict[str, int]:
             "untranslated": untranslated}  # fmt: skip
 
 
-def update(root: Path = ROOT, start: list[str] = ()) -> list[str]:
-    """Every catalogue follows its source (and the sources in ``start`` get one); every twin is written again.
-    Returns the paths written."""
+def update(root: Path = ROOT, start: list[str] = (), only: list[str] = ()) -> list[str]:
+    """Every catalogue (or those of ``only``) follows its source, and the sources in ``start`` get one; their twins
+    are written again. Returns the paths written. (Translators working at once each update their own sources: a
+    catalogue read and written by two processes at once loses one's edits.)"""
     written = []
     for source in start:
         if source not in sources(root):
@@ -415,7 +416,9 @@ def update(root: Path = ROOT, start: list[str] = ()) -> list[str]:
             catalogue_path(source, root).parent.mkdir(parents=True, exist_ok=True)
             po.save(str(catalogue_path(source, root)))
     have = twinned(root)
-    for source in sorted(have):
+    for source in sorted(only or have):
+        if source not in have:
+            continue
         po = merge(load(source, root), source_units(source, root))
         po.save(str(catalogue_path(source, root)))
         written.append(catalogue_path(source, root).relative_to(root).as_posix())
@@ -511,7 +514,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(todo(args.sources[0]))} units of {args.sources[0]} left to translate")
         return 1 if refused else 0
     if args.command in ("update", "start"):
-        for path in update(start=args.sources if args.command == "start" else []):
+        start = args.sources if args.command == "start" else []
+        for path in update(start=start, only=args.sources):
             print(f"wrote {path}")
     if args.command == "check":
         found = check()
