@@ -101,9 +101,7 @@ def _train_merges(chunks: Counter[bytes], num_merges: int) -> list[tuple[int, in
     merges: list[tuple[int, int]] = []
     while len(merges) < num_merges and heap:
         negative, pair = heapq.heappop(heap)
-        if -negative != pairs[pair]:  # a stale entry: its count fell since it was pushed
-            if pairs[pair] > 0:
-                heapq.heappush(heap, (-pairs[pair], pair))
+        if -negative != pairs[pair]:  # a stale entry: its count fell since, and the new count was pushed then
             continue
         new_id = NUM_BYTES + len(merges)
         merges.append(pair)
