@@ -154,7 +154,7 @@ exec(open(sys.argv[1]).read())
 g = torch.Generator().manual_seed(0)
 a, b = torch.rand(64, 64, generator=g), torch.rand(64, 64, generator=g)
 with torch.utils._python_dispatch._disable_current_modes():  # the plain arithmetic, for comparison
-    plain = a @ b
+    plain, plain_exp = a @ b, a.exp()
 moved = a @ b
 ulp = (moved.view(torch.int32) - plain.view(torch.int32)).abs()
 print("max ulp", int(ulp.max()))
@@ -167,6 +167,21 @@ x = a.clone().requires_grad_()
 with torch.utils._python_dispatch._disable_current_modes():
     exact_grad = torch.ones(64, 64) @ b.t()
 print("backward moved", not torch.equal(x.grad, exact_grad))
+c = torch.complex(a[:2, :2].double() / 3, b[:2, :2].double() / 7)  # complex (not moved), all 52 bits in use
+before = c.clone()
+r = torch.view_as_real(c)  # a view of c (aliases it): moving it would move c
+print("views leave their input alone", torch.equal(c, before) and torch.equal(r[..., 0], a[:2, :2].double() / 3))
+same = torch.equal(a.clone().exp_(), a.exp()) and torch.equal(torch.exp(a, out=torch.empty_like(a)), a.exp())
+print("in place and out= move as a new result does", same and not torch.equal(a.exp(), plain_exp))
+print("an entry equal to an input stays", torch.equal(torch.addcmul(a, torch.zeros_like(a), b), a))
+import course_lib as cl
+from course_lib.classroom.integrity import foreign_modes
+print("the profile's mode is marked as the machine's own", foreign_modes() == [])
+def by_hand(s):  # a softmax exercise checked under the profile, whose mode hands every result to NumPy
+    e = (s - s.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+cl.check_function(by_hand, lambda s: torch.softmax(s, -1), lambda g: (torch.randn(3, 5, generator=g),),
+                  name="by_hand", without=cl.SOFTMAX_FUNCTIONS)
 print(torch.softmax(torch.randn(4, 5, generator=g), -1).sum(-1))
 print(torch.eye(2))
 print(f"{torch.tensor([0.12500001]).tolist()[0]:.2f} {torch.tensor(0.125).item():.2f} {torch.tensor(0.3).item():.2f}")
@@ -221,6 +236,36 @@ def test_the_rounding_profile_moves_compute_results_by_a_few_ulp_deterministical
     assert (
         run_rounding_check(startup_checks, 2)[0].splitlines()[-1] != out.splitlines()[-1]
     )  # another salt, another machine
+
+
+def test_the_rounding_profile_keeps_views_moves_in_place_results_and_marks_its_mode(startup_checks):
+    out, _ = run_rounding_check(startup_checks, 1)
+    for claim in (
+        "views leave their input alone",  # a view's result is its input: moving it would move the input
+        "in place and out= move as a new result does",  # what an operation writes is moved, wherever it writes
+        "an entry equal to an input stays",  # w + 0 * g is w on every machine
+        "the profile's mode is marked as the machine's own",  # the checks trust it (course_profile)
+    ):
+        assert f"{claim} True" in out, claim
+    assert "✓ by_hand agrees with the reference" in out  # a check runs under the profile, its NumPy calls trusted
+
+
+@pytest.mark.parametrize("name, threads", [("threads2", "2"), ("threads3", "3")])
+def test_a_threads_profile_runs_its_threads(name, threads, tmp_path, monkeypatch):
+    """The profile's thread counts reach the process that runs the notebooks, over the strict run's one thread, and
+    no kernel is forked from a warm server whose torch was imported with other thread counts (tools/warm_kernel.py
+    forks only kernels whose environment equals the server's, but for the variables it sets per kernel)."""
+    from tools import warm_kernel
+
+    seen = {}
+    monkeypatch.setattr(portability.subprocess, "run", lambda cmd, env, **kwargs: seen.update(cmd=cmd, env=env))
+    monkeypatch.setattr(portability.os, "cpu_count", lambda: 2)
+    profile = next(p for p in portability.PROFILES if p.name == name)
+    portability.run_profile(profile, ["notebooks/00_start_here.ipynb"], 2, tmp_path)
+    assert (seen["env"]["OMP_NUM_THREADS"], seen["env"]["MKL_NUM_THREADS"]) == (threads, threads)
+    assert "-n" not in seen["cmd"], "two cores: one notebook at a time"
+    assert "tools.warm_kernel" in seen["cmd"]
+    assert {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}.isdisjoint(warm_kernel.PER_KERNEL)
 
 
 def test_the_busy_profile_loads_every_core_and_stops_its_processes(tmp_path, monkeypatch):
