@@ -13,7 +13,8 @@ The course's vocabulary lives flat in this package, one module per idea; noteboo
 Around that path: :mod:`~course_lib.validate` (every argument check, the lowest layer), :mod:`~course_lib.positional`,
 :mod:`~course_lib.models` (encoder blocks), :mod:`~course_lib.classifiers`, :mod:`~course_lib.vision`,
 :mod:`~course_lib.efficient` and :mod:`~course_lib.linear`, :mod:`~course_lib.conv`, :mod:`~course_lib.rnn`,
-:mod:`~course_lib.sequences`, :mod:`~course_lib.bpe`, :mod:`~course_lib.data` and :mod:`~course_lib.corpus`,
+:mod:`~course_lib.sequences`, :mod:`~course_lib.bpe`, :mod:`~course_lib.modern` (the block of 2026's open models) and
+:mod:`~course_lib.lora` (low-rank fine-tuning), :mod:`~course_lib.data` and :mod:`~course_lib.corpus`,
 :mod:`~course_lib.train` (its progress bar in :mod:`~course_lib.progress`), :mod:`~course_lib.device`,
 :mod:`~course_lib.paths`.
 
@@ -70,6 +71,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "classifiers": ("BagOfEmbeddings", "SequenceClassifier"),
     "grouped_query": ("GroupedQueryAttention", "KVCache"),
     "decoder": ("DecoderBlock", "DecoderLM"),
+    "modern": ("ModernDecoderBlock", "ModernLM", "RMSNorm", "SwiGLU", "half_to_interleaved", "load_llama_layer"),
+    "lora": ("LoRALinear", "add_lora", "count_parameters", "merge_lora"),
     "generation": (
         "beam_search",
         "exhaustive_search",

@@ -143,8 +143,9 @@ def test_the_layering_check_sees_imports_inside_functions_and_subpackages(tmp_pa
 
 def test_the_course_vocabulary_stays_a_short_flat_list():
     flat = [p for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
-    # 25 since issue 43 (item 7): `progress`, the bar notebooks call as cl.progress_bar, on the ground floor
-    assert len(flat) <= 25, "at most 25 modules directly under course_lib/: put the periphery in a subpackage"
+    # 25 since issue 43 (item 7): `progress`, the bar notebooks call as cl.progress_bar, on the ground floor; 27 since
+    # issue 45: `modern` and `lora`, what notebook 15 teaches (the course's vocabulary, not its periphery)
+    assert len(flat) <= 27, "at most 27 modules directly under course_lib/: put the periphery in a subpackage"
 
 
 def code_lines(node) -> int:
