@@ -36,7 +36,7 @@ help:
 	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
 	@echo "make book-check the book, then its checks that need no browser (no Sphinx warning, no CDN link)"
 	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
-	@echo "make handouts   the book, then one PDF per slide deck in build/handouts (reveal.js print mode, Chromium)"
+	@echo "make handouts   the book, then one A4 PDF per deck in build/handouts (slides with their notes, Chromium)"
 
 setup: $(STAMP)
 
@@ -187,6 +187,7 @@ book-check: book
 e2e: $(E2E_STAMP) book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q
 
-# One PDF per deck (tools/handouts.py): reveal.js's ?print-pdf through the Chromium of `make e2e`, offline.
+# One A4 PDF per deck (tools/handouts.py): each slide beside its notes, up to three a page, through the Chromium of
+# `make e2e`, offline.
 handouts: $(E2E_STAMP) book
 	$(BIN)/python -m tools.handouts

@@ -310,7 +310,7 @@ def slides_notebook(nb: dict, name: str = "the notebook") -> dict:
     if not sections.is_sectioned(nb):
         raise ValueError(f"{name} has no section badges: shape it first (python -m tools.sections --write)")
     nb = remove_tagged_cells(static_widgets(nb))
-    node = nbformat.from_dict(deck.shape(sections.slides(nb)))
+    node = nbformat.from_dict(deck.shape(sections.slides(nb), Path(name).name if name.endswith(".ipynb") else None))
     TagRemovePreprocessor(remove_input_tags={OUTPUT_ONLY_TAG}).preprocess(node, {})
     return node
 

@@ -1,27 +1,45 @@
-"""What a slide shows, and what goes to the speaker notes: the deck of a notebook, shaped for a projector.
+"""What a slide shows, and what goes to the speaker notes: the deck of a notebook, shaped for a projector and the
+back row of a hall (issues 29 and 44).
 
 ``tools.sections.slides`` picks the cells of a deck (the core path's cells with ``slideshow`` metadata). The prose of
 those cells was written for reading; on a projector a slide holds one idea in a few words. ``shape(deck)`` keeps on
-each slide its headings, formulas, tables, figures and code, and of its prose the first sentence of a paragraph and
-the first clause of each list item, within ``BUDGET`` words; the cell's full text becomes the slide's speaker notes
-(reveal.js's speaker view, key ``S``). A slide that holds only its heading (a Summary, a section's first slide) takes
-the bullets, or the lead sentence, of the notes that follow it. Code loses the markers that the tests and the grader
-read (``# NBVAL_IGNORE_OUTPUT``, ``### BEGIN SOLUTION``, ...). The notebooks themselves are never changed.
+each slide its headings, formulas, tables, figures and code, and of its prose whole sentences only
+(``tools.slide_text``: the first sentence of a paragraph, the first sentence of every list item, a long list going on
+over slides); the cell's full text becomes the slide's speaker notes (reveal.js's speaker view, key ``S``). A slide
+that holds only its heading (a Summary, a section's first slide) takes the bullets, or the lead sentence, of the
+notes that follow it. Code and its printed output are laid out for the slide's width and height by
+``tools.slide_code`` (never wrapped; the notes keep what a slide leaves out); figures are trimmed and cut into panels,
+or given a slide of their own, until their text can be read (``tools.slide_figures``). Code loses the markers that the
+tests and the grader read (``# NBVAL_IGNORE_OUTPUT``, ``### BEGIN SOLUTION``, ...). Links point at the book's pages.
+The notebooks themselves are never changed.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 
-from tools import slide_figures
-from tools.slide_text import BUDGET, blocks, short_list, shorten, slide_text, words
+from tools import slide_code, slide_figures
+from tools.slide_text import (
+    LINK,
+    MAX_SENTENCE,
+    blocks,
+    first_sentence,
+    list_lines,
+    paginate,
+    slide_pages,
+    words,
+)
 
 CODE_WORDS = 45  # a code cell and its printed output above this many words lose their comments, then output lines
-OUTPUT_LINES = 8
+MAX_LINES = slide_code.MAX_LINES  # lines of code and output on a slide
+SLIDE_LINES = 22  # lines of code a slide has room for (676 px at 22 px x 1.3), prose and heading counted as lines
+CODE_LINE_PX = 28.6  # the height of a line of code (22 px x 1.3)
+FIGURE_ROOM = (1208, 676)  # the room of a figure that shares its slide (book/_static/course-slides.css)
+SHARED_PX = 48  # the margins and paddings of the cells beside a figure on a shared slide
 SLIDE_WORDS = 60  # a code cell that would fill a slide beyond this starts a slide of its own
 FIGURE_WORDS = 20  # a figure after more words than this gets a slide of its own, and the room to be read
-MAX_ITEMS = 6  # a summary pulled from the notes shows at most this many bullets
 SHOWN_KINDS = ("slide", "subslide", "fragment", "-")
 OUTPUT_ONLY = "slide-output-only"  # the tag of a code cell whose slide shows its output alone
 # Lines that are addressed to the tests or the grader, never to a student in a lecture hall.
@@ -37,22 +55,6 @@ def clean_code(source: str) -> str:
 
 def code_words(text: str) -> int:
     return sum(1 for token in text.split() if re.search(r"\w", token))
-
-
-def without_comments(source: str) -> str:
-    """Python code without its comments (a ``#`` outside a string literal, found by the tokenizer)."""
-    import io
-    import tokenize
-
-    try:
-        comments = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source
-    lines = source.splitlines()
-    for token in reversed(comments):
-        row, col = token.start
-        lines[row - 1] = lines[row - 1][:col].rstrip()
-    return "\n".join(line for i, line in enumerate(lines) if line or (i and lines[i - 1])).strip("\n")
 
 
 def without_checks(source: str) -> str:
@@ -79,30 +81,44 @@ def _output_text(output) -> str:
     return "".join(text)
 
 
+def _is_text(output) -> bool:
+    data = output.get("data", {})
+    return ("text" in output or "text/plain" in data) and not any(
+        k.startswith("image/") or k == "text/html" for k in data
+    )
+
+
+def _set_text(output, text: str) -> None:
+    if "text" in output:
+        output["text"] = text
+    else:
+        output["data"]["text/plain"] = text
+
+
+def _output_lines(cell) -> int:
+    return sum(len(_output_text(o).rstrip("\n").split("\n")) for o in cell.get("outputs", []) if _is_text(o))
+
+
 def short_code_cell(cell) -> str | None:
-    """Shorten a code cell shown on a slide, in place, when it and its output are too long to read from a hall:
-    first its comments go, then the lines of its text outputs beyond OUTPUT_LINES. Returns the original code for
-    the speaker notes, or None when nothing changed."""
+    """The code of a cell shown on a slide, in place, by the rule of tools.slide_code: formatted at the slide's width;
+    when code and output are long (more than CODE_WORDS words or MAX_LINES lines), without comments, then
+    docstrings, then checks. Returns the original code for the speaker notes, or None when nothing changed."""
     source = cell["source"]
-    outputs = [o for o in cell.get("outputs", []) if "text" in o or "text/plain" in o.get("data", {})]
-    total = code_words(source) + sum(code_words(_output_text(o)) for o in outputs)
-    if total <= CODE_WORDS:
-        return None
-    cell["source"] = without_comments(source)
-    if code_words(cell["source"]) > SLIDE_WORDS // 2:
-        cell["source"] = without_checks(cell["source"])
-    left = OUTPUT_LINES
-    for output in outputs:
-        if "image/png" in output.get("data", {}) or "text/html" in output.get("data", {}):
-            continue
-        lines = _output_text(output).splitlines(keepends=True)
-        kept = lines[:left] + (["…\n"] if len(lines) > left else [])
-        left = max(left - len(lines), 0)
-        if output.get("output_type") == "stream":
-            output["text"] = "".join(kept)
-        else:
-            output["data"]["text/plain"] = "".join(kept)
-    return source
+    printed = [_output_text(o) for o in cell.get("outputs", []) if _is_text(o)]
+    out_words, out_lines = sum(code_words(t) for t in printed), _output_lines(cell)
+
+    def long(code: str) -> bool:
+        return code_words(code) + out_words > CODE_WORDS or len(code.splitlines()) + out_lines > MAX_LINES
+
+    code = slide_code.formatted(source)
+    if long(code):
+        code = slide_code.without_comments(code)
+    if long(code):
+        code = slide_code.without_docstrings(code)
+    if long(code) and (code_words(code) > SLIDE_WORDS // 2 or len(code.splitlines()) > MAX_LINES):
+        code = without_checks(code)
+    cell["source"] = code
+    return None if code == source else source
 
 
 def _kind(cell) -> str:
@@ -113,22 +129,71 @@ def _heading_only(markdown: str) -> bool:
     return all(kind in ("heading", "badge") for kind, _ in blocks(markdown))
 
 
-def _lead_from_notes(notes: str) -> str:
-    """What a heading-only slide borrows from the notes after it: their first list (as bullets) or sentence."""
+def _lead_from_notes(notes: str) -> list[tuple[str, str]]:
+    """What a heading-only slide borrows from the notes after it: their first list (every item's first sentence)
+    or their first sentence, as parts for ``slide_text.paginate``."""
     parts = [(k, t) for k, t in blocks(notes) if k not in ("heading", "badge")]
     first_list = next((t for k, t in parts if k == "list"), None)
     if first_list:
-        return short_list(first_list, 11 * MAX_ITEMS, MAX_ITEMS)
+        return [("item", line) for line in list_lines(first_list)]
     para = next((t for k, t in parts if k == "para"), "")
-    return shorten(para, BUDGET) if para else ""
+    sentence = first_sentence(para)
+    return [("para", sentence)] if sentence and words(sentence) <= MAX_SENTENCE else []
 
 
-def shape(deck) -> dict:
-    """A copy of a deck (``tools.sections.slides``) shaped for a projector; see the module's docstring."""
+def _pages(source: str, following) -> list[str]:
+    """The Markdown of the slides a Markdown cell becomes (one, or more for a long list)."""
+    if _heading_only(source) and following is not None:
+        heads = [(k, LINK.sub(r"\1", t)) for k, t in blocks(source) if k == "heading"]
+        lead = _lead_from_notes("".join(following["source"]))
+        return paginate(heads + lead, heads[0][1] if heads else None) or [""]
+    return slide_pages(source)
+
+
+LINK_TARGET = re.compile(r"(?<!!)(\[[^\]]+\]\()([^)\s]+)(\))")
+
+
+def book_link(target: str, chapter: str | None = None) -> str:
+    """The target of a notebook's Markdown link as seen from a deck (build/html/slides/): the book's HTML pages
+    instead of the repository's .md and .ipynb files. ``chapter`` is the deck's notebook ('05_masks.ipynb')."""
+    if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):  # https:, mailto:
+        return target
+    path, _, anchor = target.partition("#")
+    anchor = f"#{anchor}" if anchor else ""
+    if not path:
+        return f"../notebooks/{Path(chapter).stem}.html{anchor}" if chapter else target
+    if path.endswith(".ipynb") and "/" not in path:
+        return f"../notebooks/{path[: -len('.ipynb')]}.html{anchor}"
+    if path.endswith(".md"):
+        return f"{path[: -len('.md')]}.html{anchor}"
+    return target
+
+
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$", re.S)
+
+
+def inline_math_on_one_line(markdown: str) -> str:
+    """Markdown whose inline formulas ``$...$`` hold no line break: a formula broken before "+ 1$" would otherwise
+    start a list item in nbconvert's Markdown (the book's MyST reads it whole)."""
+    return MATH.sub(lambda m: m[0] if m[0].startswith("$$") else m[0].replace("\n", " "), markdown)
+
+
+def book_links(markdown: str, chapter: str | None = None) -> str:
+    """Markdown with every link retargeted by ``book_link``."""
+    return LINK_TARGET.sub(lambda m: m[1] + book_link(m[2], chapter) + m[3], markdown)
+
+
+def shape(deck, chapter: str | None = None) -> dict:
+    """A copy of a deck (``tools.sections.slides``) shaped for a projector; see the module's docstring. ``chapter``
+    names the deck's notebook, for the links of its notes to its own sections."""
     deck = copy.deepcopy(deck)
     cells, on_slide = [], 0  # the words of the slide being filled
+    pending: list[dict] = []  # continuation slides of a long list, placed after the notes of its first slide
     for i, cell in enumerate(deck["cells"]):
         kind = _kind(cell)
+        if pending and kind not in ("notes", "skip"):
+            cells += pending
+            pending = []
         on_slide = 0 if kind in ("slide", "subslide") else on_slide
         if cell["cell_type"] == "code" and kind != "skip":
             shaped, on_slide = _code_cells(cell, on_slide)
@@ -138,16 +203,24 @@ def shape(deck) -> dict:
             cells.append(cell)
             continue
         source = "".join(cell["source"])
-        shown = slide_text(source)
-        following = _next_notes(deck["cells"], i)
-        if _heading_only(source) and following is not None:
-            lead = _lead_from_notes("".join(following["source"]))
-            shown = "\n\n".join(part for part in (shown, lead) if part)
-        on_slide += words(shown)
-        cells.append({**cell, "source": shown})
-        if shown.strip() != source.strip() and not _heading_only(source):
+        first, *rest = _pages(source, _next_notes(deck["cells"], i))
+        if on_slide and on_slide + words(first) > SLIDE_WORDS and kind in ("fragment", "-"):
+            cell = {**cell, "metadata": {**cell["metadata"], "slideshow": {"slide_type": "subslide"}}}
+            on_slide = 0
+        on_slide += words(first)
+        cells.append({**cell, "source": first})
+        if first.strip() != source.strip() and not _heading_only(source):
             cells.append(_notes(source, cell, "notes"))
-    deck["cells"] = cells
+        for k, page in enumerate(rest, 2):
+            more = {"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "subslide"}}, "source": page}
+            if "id" in cell:
+                more["id"] = f"{cell['id']}-page-{k}"
+            pending.append(more)
+            on_slide = words(page)
+    deck["cells"] = cells + pending
+    for cell in deck["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = book_links(inline_math_on_one_line("".join(cell["source"])), chapter)
     return deck
 
 
@@ -163,48 +236,124 @@ def _cell_words(cell, output_only: bool) -> int:
     return shown
 
 
+def _merged_streams(outputs: list[dict]) -> list[dict]:
+    """Outputs with each run of printed text to one stream joined (a line may be split between two of them)."""
+    merged: list[dict] = []
+    for output in outputs:
+        last = merged[-1] if merged else {}
+        if output.get("output_type") == "stream" and last.get("output_type") == "stream":
+            if last.get("name") == output.get("name"):
+                merged[-1] = {**last, "text": _output_text(last) + _output_text(output)}
+                continue
+        merged.append(output)
+    return merged
+
+
+def _markdown_lines(n_words: int) -> float:
+    """The height of a slide's heading and prose of ``n_words`` words, in lines of code (26 px text, 22 px code)."""
+    return 2 + n_words / 11 if n_words else 0
+
+
 def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
-    """A code cell of the deck, shaped: markers out; comments and long outputs cut when it is wordy; moved to a
-    slide of its own when the slide it joins would hold more than SLIDE_WORDS; its output on the next slide when
-    code and output together hold more. Returns the cells and the words of the slide it ends."""
+    """A code cell of the deck, shaped (tools.slide_code): markers out, code and output within the slide's width;
+    comments, docstrings and checks out when it is long; moved to a slide of its own when the slide it joins would
+    hold more than SLIDE_WORDS or SLIDE_LINES; its output on the next slide when code and output together hold more
+    than SLIDE_WORDS or MAX_LINES; code longer than MAX_LINES over several slides; output longer than its room cut
+    to its first lines. Returns the cells and the words of the slide it ends."""
     cell["source"] = clean_code("".join(cell["source"]))
     output_only = OUTPUT_ONLY in cell.get("metadata", {}).get("tags", [])
+    cell["outputs"] = slide_figures.for_slides(_merged_streams(cell.get("outputs", [])), cell["source"])
+    printed = "".join(_output_text(o) for o in cell.get("outputs", []) if _is_text(o))
+    for output in cell.get("outputs", []):
+        if _is_text(output):
+            _set_text(output, slide_code.narrow_output(_output_text(output)))
     full = None if output_only else short_code_cell(cell)
-    n = _cell_words(cell, output_only)
+    parts = [""] if output_only else slide_code.pieces(cell["source"])
+    code_lines = len(parts[-1].splitlines())
+    n, lines = _cell_words(cell, output_only), code_lines + _output_lines(cell)
     figure = any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+    first_lines = len(parts[0].splitlines()) + (_output_lines(cell) if len(parts) == 1 else 0)
     crowded = on_slide + n > SLIDE_WORDS or (figure and on_slide > FIGURE_WORDS)
-    if on_slide and crowded and _kind(cell) in ("fragment", "-"):
+    if (
+        on_slide
+        and (crowded or _markdown_lines(on_slide) + first_lines > SLIDE_LINES)
+        and _kind(cell)
+        in (
+            "fragment",
+            "-",
+        )
+    ):
         cell["metadata"]["slideshow"] = {"slide_type": "subslide"}
         on_slide = 0
-    shaped = [cell]
-    if output_only and n > SLIDE_WORDS:  # a wordy printout: its first lines, all of it in the notes
-        printed = "".join(_output_text(o) for o in cell.get("outputs", []))
-        _cap_output_words(cell, SLIDE_WORDS)
-        shaped.append(_notes(f"```\n{printed}\n```", cell, "output"))
-        n = _cell_words(cell, True)
-    if not output_only and n > SLIDE_WORDS and cell.get("outputs"):
-        shaped.append(_output_slide(cell, cell["outputs"], "output"))
-        cell["outputs"] = []
-        _cap_output_words(shaped[-1], SLIDE_WORDS)
-        on_slide = _cell_words(shaped[-1], True)
+    last = cell
+    if len(parts) > 1:  # code longer than a slide: one piece a slide, the output after the last
+        cell["source"] = parts[0]
+        outputs, cell["outputs"] = cell.get("outputs", []), []
+        more = [_code_slide(cell, piece, f"part-{k}") for k, piece in enumerate(parts[1:], 2)]
+        more[-1]["outputs"] = outputs
+        last, on_slide = more[-1], 0
     else:
-        on_slide += n
-    groups = slide_figures.split_outputs(shaped[-1].get("outputs", []))
+        more = []
+    room = SLIDE_LINES - 2 if output_only else MAX_LINES - code_lines
+    if not output_only and last.get("outputs") and (n > SLIDE_WORDS or lines > MAX_LINES):
+        more.append(_output_slide(cell, last["outputs"], "output"))
+        last["outputs"], last, room = [], more[-1], SLIDE_LINES - 2
+    cut = _cap_output(last, max(room, 4), SLIDE_WORDS)
+    before = on_slide if last is cell else 0  # the words of prose before the code on its slide
+    on_slide = (on_slide if last is cell else 0) + _cell_words(last, OUTPUT_ONLY in last["metadata"].get("tags", []))
+    groups = slide_figures.split_outputs(last.get("outputs", []))
     if len(groups) > 1:  # a figure of several panels: one panel a slide
-        shaped[-1]["outputs"] = groups[0]
-        shaped += [_output_slide(cell, group, f"panel-{k}") for k, group in enumerate(groups[1:], 2)]
+        last["outputs"] = groups[0]
+        more += [_output_slide(cell, group, f"panel-{k}") for k, group in enumerate(groups[1:], 2)]
         on_slide = 0
+    more += _figures_alone(cell, last, before)
+    if more and more[-1] is not last and _has_figure(more[-1]):
+        on_slide = 0
+    notes = []
     if full is not None:
-        shaped.insert(1, _notes(f"```python\n{full}\n```", cell, "code"))
-    if not output_only and code_words(cell["source"]) > SLIDE_WORDS + 20 and "\n\n" in cell["source"]:
-        head, tail = cell["source"].rsplit("\n\n", 1)  # a long definition, then its use: two slides
-        second = {**copy.deepcopy(cell), "source": tail, "metadata": {**copy.deepcopy(cell["metadata"])}}
-        second["metadata"]["slideshow"] = {"slide_type": "subslide"}
-        if "id" in second:
-            second["id"] = f"{cell['id']}-part-2"
-        cell["source"], cell["outputs"], shaped[0] = head, [], cell
-        shaped.insert(1 + (full is not None), second)
-    return shaped, on_slide
+        notes.append(_notes(f"```python\n{full}\n```", cell, "code"))
+    if cut:
+        notes.append(_notes(f"```\n{printed.rstrip()}\n```", cell, "output"))
+    return [cell, *notes, *more], on_slide
+
+
+def _has_figure(cell) -> bool:
+    return any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def _figures_alone(cell, last, words_before: int) -> list[dict]:
+    """Slides of their own for the figures of ``last`` (the slide that ends ``cell``) that would be drawn with their
+    smallest text below slide_figures.READABLE px beside what else the slide holds (its code, printed output, the
+    prose before it, another figure). Returns the new slides; ``last`` keeps the rest."""
+    figures = [o for o in last.get("outputs", []) if "image/png" in o.get("data", {})]
+    if not figures:
+        return []
+    shown_code = OUTPUT_ONLY not in last["metadata"].get("tags", [])
+    lines = (len(last["source"].splitlines()) if shown_code else 0) + _output_lines(last)
+    lines += _markdown_lines(words_before)
+    room = (FIGURE_ROOM[0], FIGURE_ROOM[1] - CODE_LINE_PX * lines - SHARED_PX)
+
+    def readable(output) -> bool:
+        size = slide_figures.size(output)
+        px = output.get("metadata", {}).get("course", {}).get("text_px", slide_figures.SMALLEST_PT / 72 * 100)
+        return room[1] > 0 and px * min(room[0] / size[0], room[1] / size[1]) >= slide_figures.READABLE
+
+    if len(figures) == 1 and (lines == 0 or readable(figures[0])):
+        return []
+    alone = figures if len(figures) > 1 and lines == 0 else [o for o in figures if lines == 0 or not readable(o)]
+    keep = alone[1:] if lines == 0 else alone  # with nothing else on the slide, the first figure stays
+    last["outputs"] = [o for o in last["outputs"] if not any(o is k for k in keep)]
+    return [_output_slide(cell, [o], f"figure-{k}") for k, o in enumerate(keep, 1)]
+
+
+def _code_slide(cell, source: str, suffix: str) -> dict:
+    """A sub-slide showing ``source``, a piece of the code of ``cell``."""
+    piece = copy.deepcopy({**cell, "outputs": []})
+    piece["source"] = source
+    piece["metadata"]["slideshow"] = {"slide_type": "subslide"}
+    if "id" in piece:
+        piece["id"] = f"{cell['id']}-{suffix}"
+    return piece
 
 
 def _output_slide(cell, outputs: list[dict], suffix: str) -> dict:
@@ -219,23 +368,25 @@ def _output_slide(cell, outputs: list[dict], suffix: str) -> dict:
     return output
 
 
-def _cap_output_words(cell, budget: int) -> None:
-    """Cut the text outputs of ``cell`` after the line that reaches ``budget`` words, in place."""
+def _cap_output(cell, room: int, budget: int) -> bool:
+    """Cut the text outputs of ``cell`` to their first lines, in place, so that they take at most ``room`` lines and
+    ``budget`` words, the last line saying how many more the notes hold. Returns whether anything was cut."""
+    cut = False
     for output in cell.get("outputs", []):
-        if not ("text" in output or "text/plain" in output.get("data", {})) or "image/png" in output.get("data", {}):
+        if not _is_text(output):
             continue
-        kept = []
-        for line in _output_text(output).splitlines(keepends=True):
-            if budget - code_words(line) < 0:
-                kept.append("…\n")
-                budget = -1
-                break
-            kept.append(line)
-            budget -= code_words(line)
-        if "text" in output:
-            output["text"] = "".join(kept)
+        lines = _output_text(output).rstrip("\n").split("\n")
+        keep = 0
+        while keep < len(lines) and keep < room and budget - code_words(lines[keep]) >= 0:
+            budget -= code_words(lines[keep])
+            keep += 1
+        if keep < len(lines):
+            text, _ = slide_code.elide("\n".join(lines), max(keep, 2))
+            _set_text(output, text)
+            cut, room, budget = True, 0, -1
         else:
-            output["data"]["text/plain"] = "".join(kept)
+            room -= len(lines)
+    return cut
 
 
 def _notes(source: str, cell, suffix: str) -> dict:

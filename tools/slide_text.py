@@ -1,22 +1,36 @@
 """The text of a Markdown slide: what of a cell's prose a projected slide keeps (tools.deck uses it).
 
-A cell of at most ``KEEP`` words is shown whole. A longer one keeps its headings, formulas, tables and HTML, and of
-its prose the first sentence of each paragraph and the first clause of each list item, within ``BUDGET`` words; a
-wordy table keeps the first clause of each cell. Formulas and code spans count as one word and are never cut.
+A slide carries whole sentences, never a sentence cut short: the cell's full text is the slide's speaker notes.
+
+- A cell of at most ``KEEP`` words is shown whole.
+- A longer one keeps its headings, formulas, tables and HTML whole. Of each paragraph (or quote) it keeps the first
+  sentence (a bold lead such as "**Step 1.**" belongs to the sentence after it) while the slide's prose stays within
+  ``BUDGET`` words; the first paragraph's first sentence is kept up to ``MAX_SENTENCE`` words even past the budget.
+  A sentence that does not fit is left to the notes, whole.
+- Of a list it keeps the first sentence of every item (an item whose first sentence is longer than ``MAX_SENTENCE``
+  words is left to the notes). When the items need more than ``PAGE`` words, the list goes on over as many slides
+  as it needs, each headed "<heading> (continued)".
+- A table keeps every cell's first sentence when it is wordy; one of more than ``PAGE`` words goes on over slides,
+  its header row on each.
+
+Formulas and code spans count as one word and are never split.
 """
 
 from __future__ import annotations
 
 import re
 
-BUDGET = 28  # words of prose a slide keeps (headings, formulas, tables and code are kept whole)
+BUDGET = 40  # words of prose a slide aims at (headings, formulas, tables and code are kept whole)
+PAGE = 60  # words of prose at most on one slide: a longer list continues on the next slide
+MAX_SENTENCE = 45  # a lone first sentence up to this long is shown past BUDGET; a longer one stays in the notes
 KEEP = 38  # a slide of at most this many words is shown whole
-ITEM_WORDS = (8, 14)  # each list item keeps its first clause, within these many words
+CONTINUED = " (continued)"
 BADGE_LINE = re.compile(r'^\s*<span class="section-badge[^"]*">.*?</span>\s*$', re.M)
 LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)\s]+\)")
 # An atom: a run of non-space characters, where a formula or a code span (spaces and all) counts as one.
 ATOM = re.compile(r"(?:\$\$.+?\$\$|\$[^$]+\$|`[^`]+`|[^\s$`])+", re.S)
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+[.)])\s+")
+SENTENCE_END = re.compile(r"[.?!][*_)\]\"'”’]*$")
 
 
 def words(markdown: str) -> int:
@@ -80,41 +94,38 @@ def _line_kind(line: str, stripped: str, current: str | None) -> str:
     return current if current in ("para", "quote", "list") else "para"
 
 
-def shorten(text: str, limit: int) -> str:
-    """The first sentence of ``text``; when longer than ``limit`` words, its last clause boundary within them (or
-    its first ``limit`` words and an ellipsis). Formulas and code spans are never cut."""
+def _abbreviation(atom: str) -> bool:
+    bare = atom.lower().strip("*_")
+    return bare in ("e.g.", "i.e.", "cf.", "vs.", "etc.", "etc.)", "(e.g.", "(i.e.", "(cf.") or bool(
+        re.fullmatch(r"\(?\d+\.", bare)
+    )
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a paragraph, each whole (links as their text; formulas and code spans never split). A bold
+    lead that ends with a full stop ("**Step 1.**") belongs to the sentence after it."""
     atoms = ATOM.findall(LINK.sub(r"\1", text))
-    ends = [i + 1 for i, a in enumerate(atoms) if re.search(r"[.?!]\**$", a) and not _abbreviation(a)]
-    lead = next((i + 1 for i, a in enumerate(atoms) if a.endswith("**")), 0) if atoms[:1] != [""] else 0
-    lead = lead if atoms and atoms[0].startswith("**") else 0
-    end = next((e for e in ends if e > lead), None)  # a bold lead ("**Step 1.**") joins the sentence after it
-    atoms = atoms[:end] if end else atoms
-    if len(atoms) > limit:
-        cut = [i + 1 for i, a in enumerate(atoms[:limit]) if re.search(r"[,;:]\**$|^[—–]$", a) and i >= limit // 2]
-        atoms = atoms[: cut[-1]] if cut else atoms[:limit]
-        atoms = _balanced(atoms)
-        atoms[-1] = re.sub(r"[,;:—–]+(\**)$", r"\1", atoms[-1])
-        atoms.append("…")
-    out = " ".join(a for a in atoms if a)
-    if out.count("**") % 2:
-        out += "**"
+    out, current, bold = [], [], False
+    for atom in atoms:
+        current.append(atom)
+        bold ^= atom.count("**") % 2 == 1
+        ends = SENTENCE_END.search(re.sub(r"\$[^$]*\$|`[^`]*`", "", atom)) and not _abbreviation(atom)
+        if ends and not bold and not _is_lead(current):
+            out.append(" ".join(current))
+            current = []
+    if current:
+        out.append(" ".join(current))
     return out
 
 
-def _balanced(atoms: list[str]) -> list[str]:
-    """``atoms`` without the tail that opens a parenthesis it does not close."""
-    depth, last_open = 0, None
-    for i, atom in enumerate(atoms):
-        for ch in re.sub(r"\$[^$]*\$|`[^`]*`", "", atom):
-            if ch == "(":
-                depth, last_open = depth + 1, (i if depth == 0 else last_open)
-            elif ch == ")" and depth:
-                depth -= 1
-    return atoms[:last_open] if depth and last_open else atoms
+def _is_lead(current: list[str]) -> bool:
+    """True when ``current`` is a bold lead on its own ("**Step 1.**"), which joins the sentence after it."""
+    return current[0].startswith("**") and current[-1].endswith("**")
 
 
-def _abbreviation(atom: str) -> bool:
-    return atom.lower().rstrip("*") in ("e.g.", "i.e.", "cf.", "vs.", "etc.)") or bool(re.fullmatch(r"\d+\.", atom))
+def first_sentence(text: str) -> str:
+    found = sentences(text)
+    return found[0] if found else ""
 
 
 def _list_items(text: str) -> list[tuple[str, str]]:
@@ -129,18 +140,15 @@ def _list_items(text: str) -> list[tuple[str, str]]:
     return items
 
 
-def short_list(text: str, budget: int, max_items: int | None = None) -> str:
-    """A list with each item cut to its first clause, sized so that the items share ``budget`` words."""
-    items = _list_items(text)[:max_items]
-    if not items:
-        return ""
-    low, high = ITEM_WORDS
-    limit = max(low, min(high, budget // len(items)))
-    return "\n".join(f"{marker} {shorten(item, limit)}" for marker, item in items)
+def list_lines(text: str, max_items: int | None = None) -> list[str]:
+    """Each top-level item of a Markdown list as one line: its marker and its first sentence, whole; an item whose
+    first sentence is longer than MAX_SENTENCE words is left to the notes."""
+    lines = [(marker, first_sentence(item)) for marker, item in _list_items(text)[:max_items]]
+    return [f"{marker} {sentence}" for marker, sentence in lines if words(sentence) <= MAX_SENTENCE]
 
 
-def short_table(table: str, limit: int = 7) -> str:
-    """A Markdown table whose wordy cells are cut to their first clause (a table of figures stays as it is)."""
+def short_table(table: str) -> str:
+    """A Markdown table whose wordy cells keep their first sentence (a table of figures stays as it is)."""
     if words(table) <= KEEP:
         return table
     rows = []
@@ -149,33 +157,96 @@ def short_table(table: str, limit: int = 7) -> str:
         if all(re.fullmatch(r"\s*:?-+:?\s*", c) for c in cells):
             rows.append(row)
             continue
-        cut = [shorten(c.strip(), limit) if words(c) > limit else c.strip() for c in cells]
-        rows.append("| " + " | ".join(cut) + " |")
+        rows.append("| " + " | ".join(first_sentence(c.strip()) if c.strip() else "" for c in cells) + " |")
     return "\n".join(rows)
 
 
-def slide_text(markdown: str, budget: int = BUDGET) -> str:
-    """What a Markdown slide shows: headings, formulas, tables and HTML whole; prose cut to fit ``budget``."""
+def table_pages(table: str, limit: int = PAGE) -> list[str]:
+    """A Markdown table as tables of consecutive rows of at most ``limit`` words each, every one with the header."""
+    rows = table.splitlines()
+    if words(table) <= limit or len(rows) < 4:
+        return [table]
+    head, body = rows[:2], rows[2:]
+    pages, page = [], []
+    for row in body:
+        if page and words("\n".join(head + page + [row])) > limit:
+            pages.append(page)
+            page = []
+        page.append(row)
+    pages.append(page)
+    return ["\n".join(head + page) for page in pages]
+
+
+def paginate(parts: list[tuple[str, str]], heading: str | None) -> list[str]:
+    """Lay out (kind, markdown) parts on slides. A list ("item" parts) whose prose would take a slide past PAGE
+    words goes on over as few slides as it needs, the items shared out evenly (the fullest slide as light as it
+    can be); each slide after the first is headed ``heading (continued)``."""
+    total = sum(words(t) for k, t in parts if k in ("item", "para", "quote"))
+    largest = max((words(t) for k, t in parts if k == "item"), default=0)
+    needed = len(_layout(parts, PAGE, heading))
+    if needed < 2:
+        return _layout(parts, PAGE, heading)
+    limit = PAGE
+    for limit in range(max(largest, -(-total // needed)), PAGE + 1):  # the lightest limit with as few slides
+        if len(_layout(parts, limit, heading)) <= needed:
+            break
+    return _layout(parts, limit, heading)
+
+
+def _layout(parts: list[tuple[str, str]], limit: int, heading: str | None) -> list[str]:
+    pages: list[list[str]] = [[]]
+    prose = 0
+    for kind, text in parts:
+        n = words(text) if kind in ("item", "para", "quote") else 0
+        if kind == "break" or (kind == "item" and prose and prose + n > limit):
+            pages.append([_continued(heading)] if heading else [])
+            prose = 0
+        if kind == "break":
+            continue
+        if kind == "item" and pages[-1] and pages[-1][-1].startswith("\x00"):
+            pages[-1][-1] += "\n" + text  # the next item of the same list
+        else:
+            pages[-1].append("\x00" + text if kind == "item" else text)
+        prose += n
+    return ["\n\n".join(part.lstrip("\x00") for part in page) for page in pages if page]
+
+
+def _continued(heading: str) -> str:
+    return heading.rstrip() + CONTINUED
+
+
+def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
+    """What the slides of a Markdown cell show, one string a slide (usually one): headings, formulas, tables and
+    HTML whole, prose in whole sentences (see the module's docstring)."""
     parts = blocks(markdown)
     if words(markdown) - sum(words(t) for k, t in parts if k == "badge") <= KEEP:
-        return "\n\n".join(LINK.sub(r"\1", t) for k, t in parts if k != "badge")
-    left = budget - sum(words(t) for k, t in parts if k in ("heading",))
-    shown = []
+        return ["\n\n".join(LINK.sub(r"\1", t) for k, t in parts if k != "badge")]
+    heading = next((LINK.sub(r"\1", t) for k, t in parts if k == "heading"), None)
+    chosen: list[tuple[str, str]] = []
+    prose = 0
     for kind, text in parts:
         if kind == "badge":
             continue
         if kind == "table":
-            shown.append(short_table(LINK.sub(r"\1", text)))
+            tables = table_pages(short_table(LINK.sub(r"\1", text)))
+            chosen += [("table", tables[0])] + [part for t in tables[1:] for part in (("break", ""), ("table", t))]
         elif kind in ("heading", "math", "html"):
-            shown.append(LINK.sub(r"\1", text))
-        elif kind == "list" and left > 0:
-            shown.append(short_list(text, max(left, 3 * ITEM_WORDS[0])))
-            left -= words(shown[-1])
-        elif kind in ("para", "quote") and left > 0:
+            chosen.append((kind, LINK.sub(r"\1", text)))
+        elif kind == "list":
+            items = list_lines(text)
+            chosen += [("item", line) for line in items]
+            prose += sum(words(line) for line in items)
+        elif kind in ("para", "quote"):
             prefix = "> " if kind == "quote" else ""
             body = re.sub(r"^\s*>\s?", "", text, flags=re.M) if prefix else text
-            sentence = shorten(body, max(left, 8))
-            if words(sentence) <= max(left, 8):
-                shown.append(prefix + sentence)
-                left -= words(sentence)
-    return "\n\n".join(shown)
+            sentence = first_sentence(body)
+            n = words(sentence)
+            if prose + n <= budget or (prose == 0 and n <= MAX_SENTENCE):
+                chosen.append((kind, prefix + sentence))
+                prose += n
+    return paginate(chosen, heading) or [""]
+
+
+def slide_text(markdown: str, budget: int = BUDGET) -> str:
+    """What a Markdown slide shows, when it fits on one slide: all its pages, joined."""
+    return "\n\n".join(slide_pages(markdown, budget))

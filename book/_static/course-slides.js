@@ -22,6 +22,35 @@
     if (window.MathJax && MathJax.Hub) MathJax.Hub.Queue(task);
     else task();
   }
+  // The speaker notes as MathML: the speaker view (the notes plugin's window, key S) shows a copy of the notes'
+  // HTML without MathJax's styles, where MathJax's own markup reads "σ2q" for σ_q². Chromium and Firefox draw MathML
+  // themselves, in the speaker view and in the handouts (tools/handouts.py) alike.
+  function notesToMathML() {
+    document.querySelectorAll(".reveal aside.notes").forEach(function (aside) {
+      MathJax.Hub.getAllJax(aside).forEach(function (jax) {
+        var script = jax.SourceElement();
+        var frame = document.getElementById(script.id + "-Frame");
+        var shown = frame && frame.parentNode.classList.contains("MathJax_Display") ? frame.parentNode : frame;
+        var math = document.createElement("span");
+        math.className = "course-mathml";
+        math.innerHTML = jax.root.toMathML("");
+        if (shown) {
+          var preview = shown.previousSibling;
+          if (preview && preview.classList && preview.classList.contains("MathJax_Preview")) preview.remove();
+          shown.replaceWith(math);
+        } else {
+          script.before(math);
+        }
+        script.remove();
+      });
+    });
+    document.documentElement.classList.add("course-notes-ready");
+  }
+  if (window.MathJax && MathJax.Hub) {
+    MathJax.Hub.Register.StartupHook("End", function () {  // after the first typesetting of the page
+      MathJax.Hub.Queue(["Require", MathJax.Ajax, "[MathJax]/extensions/toMathML.js"], notesToMathML);
+    });
+  }
   window.courseFitMath = fitMath;
   window.courseFitAll = fitAll;
   if (typeof Reveal !== "undefined") {

@@ -1,4 +1,16 @@
-"""The rules a projected slide must meet (issue 29), measured in the browser on every slide of a deck at 1280x720.
+"""The rules a projected slide must meet (issues 29 and 44), measured in the browser on every slide of a deck at
+1280x720: for the back row of a hall of 120.
+
+- at most 90 visible words a slide, 40 on average; nothing past the slide's edges, nothing below its bottom;
+- code and printed output at 22 px or more (tables of output too), and never wrapped: every line of a code or output
+  block is drawn as one line;
+- no sentence cut short: no paragraph, list item, table cell or quote ends with an ellipsis;
+- figure text at 16 px or more: the height of a figure's smallest text in its own pixels (``data-text-px``, from
+  tools/slide_figures.py) times the scale the slide draws it at;
+- no prompts or test markers; Chinese text in the course's font subset;
+- speaker notes whose formulas are MathML (what the speaker view and the handouts draw; MathJax's own markup shows
+  σ_q² as "σ2q" there), each drawn with a width, no TeX left over, and whose links (``notesLinks``, checked by the
+  test against the built book) point at the book's pages.
 
 ``measure(page)`` visits each slide (all its fragments shown, its formulas laid out) and returns one row per slide;
 ``problems(rows)`` says which rules a deck breaks. tests/e2e/test_book_in_browser.py runs them on every deck.
@@ -6,19 +18,29 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 
 SCREEN = {"width": 1280, "height": 720}
-MIN_CODE_PX = 18
-MIN_FIGURE_TEXT_PX = 14
+MIN_CODE_PX = 22
+MIN_FIGURE_TEXT_PX = 16
 MEAN_WORDS, MAX_WORDS = 40, 90
-# The smallest text the course's figures draw is 8 pt (course_lib/figures: diagram labels, heatmap numbers), and
-# every stored figure is a PNG at 100 dpi: 8 / 72 * 100 pixels at the figure's natural size.
+# A figure without data-text-px is measured as if its smallest text were 8 pt at 100 dpi (and reported: every
+# figure of a deck must carry its own).
 FIGURE_TEXT_NATURAL_PX = 8 / 72 * 100
 PROMPTS = r"In \[\s*\d*\]:|Out\[\s*\d*\]:"  # anywhere on a slide
 MARKERS = r"NBVAL_|BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|MARK SCHEME|nbgrader"  # in code (prose may name them)
 
 MEASURE = r"""async ([prompts, markers, naturalPx]) => {
+  await new Promise(done => {
+    const ready = () => document.documentElement.classList.contains('course-notes-ready');
+    if (ready()) return done(true);
+    const timer = setInterval(() => { if (ready()) { clearInterval(timer); done(true); } }, 50);
+    setTimeout(() => { clearInterval(timer); done(false); }, 30000);
+  });
+  const probe = document.createElement('div');  // the notes drawn as the speaker view draws them: outside Reveal
+  probe.style.cssText = 'position: fixed; left: 0; top: 0; width: 600px; font-size: 16px; visibility: hidden;';
+  document.body.appendChild(probe);
   const CJK = /[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]/;
   const prompt = new RegExp(prompts, 'g'), marker = new RegExp(markers, 'g');
   Reveal.configure({transition: 'none', backgroundTransition: 'none'});
@@ -57,26 +79,53 @@ MEASURE = r"""async ([prompts, markers, naturalPx]) => {
         overflow.push(`${name} ${span}` + (clips ? ' clipped' : ''));
       }
     }
-    const code = [...s.querySelectorAll('pre, code, .jp-InputArea-editor')]
+    const code = [...s.querySelectorAll('pre, code, .jp-InputArea-editor, .jp-OutputArea-output td')]
       .filter(c => !skip(c) && c.textContent.trim());
+    const wrapped = [];
+    for (const pre of s.querySelectorAll('pre')) {
+      if (skip(pre) || !pre.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(pre);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      const lines = pre.textContent.replace(/\n+$/, '').split('\n').filter(l => l.trim()).length;
+      if (tops.size > lines) wrapped.push(`${tops.size} lines drawn for ${lines}: ` +
+        pre.textContent.trim().split('\n')[0].slice(0, 50));
+    }
+    const cut = [...s.querySelectorAll('p, li, td, th, blockquote')]
+      .filter(el => !skip(el) && !el.closest('pre, .jp-OutputArea'))
+      .map(el => el.innerText.trim()).filter(t => /(…|\.\.\.)$/.test(t)).map(t => t.slice(-60));
     const blocks = code.filter(c => c.tagName === 'PRE').map(c => c.textContent).join(' ');
     const codePx = code.map(c => parseFloat(getComputedStyle(c).fontSize) * Reveal.getScale());
     const cjkCode = code.filter(c => CJK.test(c.textContent)).map(c => getComputedStyle(c).fontFamily);
-    const figures = [...s.querySelectorAll('img')].filter(img => !skip(img)).map(img => {
+    const images = [...s.querySelectorAll('img')].filter(img => !skip(img));
+    const figures = images.map(img => {
       const r = img.getBoundingClientRect();
-      return naturalPx * Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+      const px = parseFloat(img.dataset.textPx || naturalPx);
+      return px * Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
     });
+    const unmarked = images.filter(img => !img.dataset.textPx).length;
+    const notes = [...s.querySelectorAll(':scope > aside.notes, :scope > * aside.notes')];
+    probe.innerHTML = notes.map(n => n.innerHTML).join('\n');
+    const notesMath = probe.querySelectorAll('math').length;
+    const flatMath = [...probe.querySelectorAll('math')].filter(m => m.getBoundingClientRect().width === 0).length;
+    const leftTeX = probe.querySelectorAll('.MathJax, .MathJax_Display, script[type^="math/tex"]').length
+      + [...probe.querySelectorAll('p, li, td')].filter(el => /\$[^$]+\$|\\[a-zA-Z]+/.test(
+          [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join(' '))).length;
+    const notesLinks = [...probe.querySelectorAll('a[href]')].map(a => a.getAttribute('href'));
     const heading = s.querySelector('h1, h2, h3');
     out.push({
       i, h: at.h, v: at.v, title: heading ? heading.textContent.replace('¶', '').trim() : '', words,
       content: s.scrollHeight, room: s.clientHeight, widest: Math.round(widest), slideWidth: Math.round(box.width),
       overflow: overflow.slice(0, 4), overflowCount: overflow.length,
       codePx: codePx.length ? Math.min(...codePx) : null,
-      figurePx: figures.length ? Math.min(...figures) : null,
+      figurePx: figures.length ? Math.min(...figures) : null, unmarked,
+      wrapped: wrapped.slice(0, 3), wrappedCount: wrapped.length, cut: cut.slice(0, 3), cutCount: cut.length,
+      notesMath, flatMath, leftTeX, notesLinks,
       markers: [...(text.match(prompt) || []), ...(blocks.match(marker) || [])].slice(0, 3),
       cjkFonts: [...cjkFonts], cjkCode,
     });
   }
+  probe.remove();
   return out;
 }"""
 
@@ -96,6 +145,10 @@ def summary(rows: list[dict]) -> dict:
         "too_tall": sum(1 for r in rows if r["content"] > r["room"]),
         "min_code_px": round(min(code), 1) if code else None,
         "min_figure_text_px": round(min(figures), 1) if figures else None,
+        "slides_with_cut_sentences": sum(1 for r in rows if r["cutCount"]),
+        "wrapped_blocks": sum(r["wrappedCount"] for r in rows),
+        "notes_formulas": sum(r["notesMath"] for r in rows),
+        "notes_links": sum(len(r["notesLinks"]) for r in rows),
     }
 
 
@@ -117,6 +170,16 @@ def problems(rows: list[dict]) -> list[str]:
             (r["content"] > r["room"], f"content {r['content']} px tall > {r['room']}"),
             (r["codePx"] is not None and r["codePx"] < MIN_CODE_PX - 0.01, f"code at {r['codePx'] or 0:.1f} px"),
             (small_figure(r), f"figure text at {r['figurePx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}"),
+            (r["unmarked"] > 0, f"{r['unmarked']} figure(s) without data-text-px (tools/slide_figures.py)"),
+            (r["wrappedCount"] > 0, f"code or output wrapped: {r['wrapped']}"),
+            (r["cutCount"] > 0, f"sentences cut short: {r['cut']}"),
+            (r["flatMath"] > 0, f"{r['flatMath']} formula(s) of the notes drawn with no width"),
+            (r["leftTeX"] > 0, f"{r['leftTeX']} formula(s) of the notes not MathML (MathJax markup or raw TeX)"),
+            (
+                any(re.search(r"\.(md|ipynb)(#|$)", href) for href in r["notesLinks"]),
+                f"notes link to repository files, not the book's pages: "
+                f"{[h for h in r['notesLinks'] if re.search(r'[.](md|ipynb)(#|$)', h)][:3]}",
+            ),
             (bool(r["markers"]), f"prompts or test markers shown: {r['markers']}"),
             (
                 any("Course Subset" not in family for family in r["cjkFonts"] + r["cjkCode"]),
