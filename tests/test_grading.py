@@ -14,9 +14,10 @@ each student's nbgrader id as ``VARIANT``, so every student below has numbers of
   plain call of its ``SHORTCUTS``; the answers of the first by-hand exercise that depends on the student's numbers
   copied, as literal numbers, from the graded reference (another student's numbers); the other
   by-hand exercises answered by the reference solution, for this student's own numbers; and the last answer cell
-  ends by replacing ``cl.check_answer`` (tampering) -> zero for each shortcut, for the copied answers (which fail
-  on their values, not on their type) and for the last exercise, whose test cell raises "Not graded" first thing;
-  full marks for the rest.
+  returns the check's own reference where its check has one (issue 44) and ends by replacing the checkers through a
+  ``getattr`` alias taken inside a function (tampering) -> zero for each shortcut, for the copied answers (which fail
+  on their values, not on their type) and for the last exercise, whose test cell raises "Not graded" first thing
+  (naming both); full marks for the rest; and the class report flags the submission.
 
 Since the tampering leaves the last exercise's own check unrun, a shortcut of the last exercise is tried on its own
 (the notebook up to that check, with the shortcut handed in: it must be refused).
@@ -31,6 +32,7 @@ Slow (each notebook is executed three times), so ``make test`` skips it and CI r
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -44,6 +46,7 @@ import pytest
 
 from course_lib.classroom.autograde import autograde_class, class_report
 from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
+from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 from tools.exercise_check import (
     answer_strings,
@@ -57,6 +60,7 @@ from tools.exercise_check import (
     read_answers,
     solution_code,
     value_answers,
+    values_by_name,
 )
 from tools.nbval_env import nbval_environ
 
@@ -74,7 +78,19 @@ c = get_config()
 c.CourseDirectory.course_id = "self-attention"
 configure(c)  # named stubs in the release, the guard in autograde, 600 s a cell
 """
-TAMPERING = "\ncl.check_answer = lambda *args, **kwargs: None  # tampering: every later check passes\n"
+# Tampering as issue 44 found it: a getattr alias taken inside a function replaces the checkers, and every later check
+# would pass (answers of torch.zeros(1) scored 3/3, and the class report listed the submission as clean)
+TAMPERING = """
+
+
+def _quiet():
+    g = getattr
+    checkers = g(cl, "__di" + "ct__")
+    checkers["check_answer"] = checkers["check_function"] = lambda *args, **kwargs: None
+
+
+_quiet()
+"""
 
 needs_grading = pytest.mark.skipif(
     os.environ.get("COURSE_GRADING") != "1", reason="slow: set COURSE_GRADING=1 (make test-grading, run by CI)"
@@ -147,8 +163,7 @@ def copyable_answers_cell(names: list[str]) -> nbformat.NotebookNode:
         "def _code(v):\n"
         "    if isinstance(v, torch.Tensor):\n"
         "        return f'torch.tensor({v.tolist()!r}, dtype={v.dtype})'\n"
-        "    return repr(v)\n"
-        f"print({COPYABLE_TAG!r} + _json.dumps({{n: _code(globals()[n]) for n in {names!r} if n in globals()}}))"
+        "    return repr(v)\n" + values_by_name(names, "_code") + f"print({COPYABLE_TAG!r} + _json.dumps(_values))"
     )
 
 
@@ -167,8 +182,9 @@ def reference_submission(source, release) -> nbformat.NotebookNode:
 
 
 def shortcut_submission(source, release, shortcuts: dict[str, str], copied: dict) -> nbformat.NotebookNode:
-    """Library calls, another student's by-hand answers as literals, and tampering at the end of the last answer."""
-    last, copy = find_exercises(source)[-1].label, copied_exercise(source, shortcuts)
+    """Library calls, another student's by-hand answers as literals, and in the last answer a call of the check's own
+    reference where it has one (:func:`reference_call`) and tampering at the end."""
+    last, copy = find_exercises(source)[-1], copied_exercise(source, shortcuts)
 
     def answer(ex: Exercise) -> str:
         reference = solution_code(source.cells[ex.solution_cell].source)
@@ -176,9 +192,25 @@ def shortcut_submission(source, release, shortcuts: dict[str, str], copied: dict
         code = shortcuts.get(ex.label, reference)
         if copy is not None and ex.label == copy.label:  # numbers worked out by someone else, typed in
             code = "\n".join(f"{name} = {copied[name]}" for name in values)
-        return code + (TAMPERING if ex.label == last else "")
+        if ex.label == last.label:
+            code = reference_call(source, ex) or code
+        return code + (TAMPERING if ex.label == last.label else "")
 
     return submission(source, release, answer, written="Because the code says so.")
+
+
+def reference_call(source, ex: Exercise) -> str | None:
+    """An answer that returns what the exercise's check compares it with: ``def f(*args): return reference(*args)``,
+    where the check cell calls ``check_function(f, reference, ...)`` with a reference of its own (issue 44: notebook
+    14's ``translator_mask`` and ``sorted_extensions`` scored full marks); None where it has none."""
+    own = check_names(source.cells[ex.check_cell].source)
+    calls = [n for n in ast.walk(ast.parse(source.cells[ex.check_cell].source)) if isinstance(n, ast.Call)
+             and getattr(n.func, "attr", None) == "check_function" and len(n.args) > 1]  # fmt: skip
+    for call in calls:
+        fn, reference = (getattr(a, "id", None) for a in call.args[:2])
+        if fn in function_names(source.cells[ex.solution_cell].source) and reference in own:
+            return f"def {fn}(*args, **kwargs):\n    return {reference}(*args, **kwargs)\n"
+    return None
 
 
 def copied_exercise(source, shortcuts: dict[str, str]) -> Exercise | None:
@@ -271,7 +303,10 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
         assert not re.search(r"expected a torch.Tensor|dtype is|shape", errors), f"{ex.label}: {errors}"
     last_test = graded_shortcut.cells[exercises[-1].check_cell].source
     assert last_test.startswith("raise AssertionError('Not graded: code cell"), "tampering not flagged"
-    assert "cl.check_answer" in last_test.splitlines()[0], "the flag says what was changed"
+    assert "getattr as a value" in last_test.splitlines()[0], "the flag says what was found"
+    called = reference_call(source, exercises[-1])
+    if called is not None:  # the check's own reference, called by name: read as such
+        assert "which a check defines to decide" in last_test.splitlines()[0], last_test.splitlines()[0]
     for student in STUDENTS:
         feedback = (root / "feedback" / student / assignment / f"{stem}.html").read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in feedback, f"the feedback of {student} shows the hidden tests (code or traceback)"
@@ -282,6 +317,7 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     for label in set(shortcuts) - {exercises[-1].label}:
         assert flagged.get(tests_id[label]) == "a library shortcut was refused", (label, flags)
     assert REFERENCE not in flags and "unchanged" not in flags, flags
+    assert any(why.startswith("tampering: ") for _, why in flags[SHORTCUT]), "the report names what the guard read"
 
     graded = {s: nbformat.read(root / "autograded" / s / assignment / nb_path.name, as_version=4) for s in STUDENTS}
     own = {i for e in exercises for i in (e.solution_cell, *graded_cells(source, e))}

