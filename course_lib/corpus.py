@@ -130,6 +130,7 @@ __all__ += ["ARRAYS_SHA256", "load_arrays"]
 #: SHA-256 of each shipped ``.npz`` of arrays (also listed in ``data/SOURCES.md`` with the script that writes it).
 ARRAYS_SHA256 = {
     "hf_reference.npz": "180c7a6525fa63e3b90fc0a99320c0e06decf4112d03d02cc0077797a318dd1b",
+    "pretrained_lm.npz": "686ce53c1c013de63a64e9a9f20cb39bb23221ff21d91a8a19de468bf0d5bf3b",
 }
 
 
