@@ -247,3 +247,10 @@ def test_a_link_to_a_term_chinese_text_writes_in_latin_may_keep_its_english_name
     )
     found = i18n.problems("[token](../docs/glossary.md#token)", "[token](../docs/glossary.md#token)", {"token": "词元"})
     assert found and "词元" in found[0]
+
+
+def test_a_line_break_between_chinese_characters_is_refused():
+    msgid = "A long paragraph\nwrapped in English."
+    assert "line break" in i18n.problems(msgid, "一个很长的段落，\n按英文换行。", {})[0]
+    assert i18n.problems(msgid, "一个很长的段落，按英文换行。", {}) == []
+    assert i18n.problems(msgid, "用 `x`\n> 计算", {})  # inside a quoted box too

@@ -213,6 +213,8 @@ def senses(entry: polib.POEntry) -> frozenset[str]:
     return frozenset(note.split(SENSE_NOTE, 1)[1].split()) if SENSE_NOTE in note else frozenset()
 
 
+_CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"  # CJK punctuation, ideographs, full-width forms
+_CJK_BREAK = re.compile(f"[{_CJK}]\n[ \t>]*[{_CJK}]")
 _DASHES = re.compile("[‐‑‒–—-]")
 
 
@@ -259,6 +261,8 @@ def problems(msgid: str, msgstr: str, terms: dict[str, str], in_glossary: bool =
         forms = term_forms(entry.zh) + ([entry.term] if entry.slug in LATIN_TERMS else [])
         if not any(_DASHES.sub("-", form).lower() in plain for form in forms):
             found.append(f"uses the glossary term {entry.term!r} but not its Chinese term {entry.zh!r}")
+    if _CJK_BREAK.search(msgstr):
+        found.append("a line break between two Chinese characters (a browser draws it as a space): one line")
     if msgstr.count("\n") != msgid.count("\n") and (msgid.lstrip().startswith("|") or msgid.startswith("#")):
         found.append("a table row or heading must stay on its lines")
     return found
