@@ -173,6 +173,7 @@ def load_llama_layer(block: ModernDecoderBlock, state: dict[str, Tensor]) -> Mod
     """Copy the weights of a Hugging Face ``LlamaDecoderLayer`` (its ``state_dict()``, names as in ``_LLAMA_NAMES``)
     into ``block``, reordering the query and key rows for the course's RoPE; returns ``block``."""
     instance("block", block, ModernDecoderBlock, "a course_lib ModernDecoderBlock")
+    instance("state", state, dict, "a dict of tensors (a LlamaDecoderLayer's state_dict())")
     missing = sorted(set(_LLAMA_NAMES) - set(state))
     if missing:
         raise ValueError(f"state lacks {missing}: pass a LlamaDecoderLayer's state_dict() (without a prefix)")

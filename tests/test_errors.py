@@ -205,6 +205,37 @@ CASES = {
         "patch_size",
     ),
     "progress_bar": (lambda: cl.progress_bar(total="8"), lambda: cl.progress_bar(total=-1), "total"),
+    # notebook 15: the modern block and LoRA
+    "RMSNorm": (lambda: cl.RMSNorm(8, eps="1e-6"), lambda: cl.RMSNorm(8, eps=-1.0), "eps"),
+    "SwiGLU": (lambda: cl.SwiGLU(8, 2.5), lambda: cl.SwiGLU(8, 0), "d_ff"),
+    "ModernDecoderBlock": (
+        lambda: cl.ModernDecoderBlock(8, 2, d_ff=3.5),
+        lambda: cl.ModernDecoderBlock(8, 2, d_ff=0),
+        "d_ff",
+    ),
+    "ModernLM": (lambda: cl.ModernLM(10, 8, 2, 1, max_len="8"), lambda: cl.ModernLM(10, 8, 2, 1, max_len=0), "max_len"),
+    "half_to_interleaved": (
+        lambda: cl.half_to_interleaved([[1.0, 2.0]], 1),
+        lambda: cl.half_to_interleaved(torch.randn(12, 4), 4),
+        "weight",
+    ),
+    "load_llama_layer": (
+        lambda: cl.load_llama_layer(cl.ModernDecoderBlock(8, 2), "state"),
+        lambda: cl.load_llama_layer(cl.ModernDecoderBlock(8, 2), {}),
+        "state",
+    ),
+    "LoRALinear": (
+        lambda: cl.LoRALinear(torch.nn.Linear(4, 4), 1.5),
+        lambda: cl.LoRALinear(torch.nn.Linear(4, 4), 0),
+        "rank",
+    ),
+    "add_lora": (
+        lambda: cl.add_lora(cl.ModernLM(10, 8, 2, 1, max_len=8), rank="2"),
+        lambda: cl.add_lora(cl.ModernLM(10, 8, 2, 1, max_len=8), rank=0),
+        "rank",
+    ),
+    "merge_lora": (lambda: cl.merge_lora("model"), None, "model"),
+    "count_parameters": (lambda: cl.count_parameters([torch.zeros(2)]), None, "model"),
     "plot_attention": (
         lambda: cl.plot_attention("weights"),
         lambda: cl.plot_attention(torch.zeros(2, 2, 2, 2)),
