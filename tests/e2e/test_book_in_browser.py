@@ -257,6 +257,7 @@ def test_every_slide_can_be_projected(book_url, browser, screenshots, nb):
         assert page.evaluate("Reveal.getTotalSlides()") == deck_slides(nb)
         assert page.evaluate("Reveal.getConfig().width") == 1280 and page.evaluate("Reveal.getConfig().height") == 720
         assert page.locator(".reveal .slide-number").count() == 1, "no slide numbers"
+        assert not page.evaluate("Reveal.getConfig().controls"), "navigation arrows drawn over the corner of figures"
         rows = slide_metrics.measure(page)
         (screenshots / f"slides-{nb.stem[:2]}.json").write_text(
             json.dumps({"summary": slide_metrics.summary(rows), "slides": rows}, indent=1, ensure_ascii=False)
