@@ -855,6 +855,31 @@ def q14_3():
     return []
 
 
+def q15_1():
+    x = torch.tensor([1.0, 3.0], dtype=torch.float64)
+    centred = x - x.mean()
+    layer_norm = centred / centred.pow(2).mean().sqrt()
+    rms = x.pow(2).mean().sqrt()
+    assert layer_norm.tolist() == [-1.0, 1.0] and x.pow(2).mean() == centred.pow(2).mean() + x.mean() ** 2
+    from course_lib.modern import RMSNorm  # a second opinion (its eps made tiny)
+
+    torch.testing.assert_close(RMSNorm(2, eps=1e-300).double()(x), x / rms, rtol=1e-12, atol=0)
+    return [f4(rms.item()), f4((x / rms)[0].item()), f4((x / rms)[1].item())]
+
+
+def q15_2():
+    layers, d, r = 32, 4096, 16
+    per_matrix = r * (d + d)
+    lora, full = 2 * layers * per_matrix, 2 * layers * d * d
+    assert (8 * full) >> 30 == 8 and (8 * lora) >> 20 == 64  # 8 GiB and 64 MiB
+    return [str(2 * d), str(2 * layers), g(per_matrix), g(lora), g(full), f"{100 * lora / full:.2f} %", g(8 * full),
+            g(8 * lora)]  # fmt: skip
+
+
+def q15_3():
+    return []
+
+
 # ------------------------------------------------------------------------------------- the recall questions
 
 
@@ -996,6 +1021,9 @@ EXPECTED = {
     "Q14.1": q14_1,
     "Q14.2": q14_2,
     "Q14.3": q14_3,
+    "Q15.1": q15_1,
+    "Q15.2": q15_2,
+    "Q15.3": q15_3,
 }
 
 
