@@ -79,7 +79,9 @@ def _replace(model: nn.Module, name: str, new: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, child, new)
 
 
-def add_lora(model: nn.Module, rank: int, alpha: float | None = None, targets: tuple[str, ...] = ("w_q", "w_v")) -> list[str]:
+def add_lora(
+    model: nn.Module, rank: int, alpha: float | None = None, targets: tuple[str, ...] = ("w_q", "w_v")
+) -> list[str]:
     """Freeze every parameter of ``model`` and wrap each ``nn.Linear`` whose name ends with one of ``targets`` (by
     default the query and value projections, as the LoRA paper does) in a :class:`LoRALinear`, in place. Returns
     the names wrapped; ``ValueError`` when none matches."""

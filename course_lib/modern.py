@@ -12,8 +12,8 @@ RoPE. The block of today's open models keeps all of that and swaps three parts:
    ``SiLU(x W_gate)`` multiplies ``x W_up`` element by element before ``W_down``; three matrices instead of two, so
    ``F = 8 D / 3`` matches the parameters of a ``4 D`` MLP.
 
-   .. math::  \operatorname{SwiGLU}(x) = \big(\operatorname{SiLU}(x W_\text{gate}) \odot x W_\text{up}\big) W_\text{down},
-              \qquad \operatorname{SiLU}(z) = z\,\sigma(z)
+   .. math::  \operatorname{SwiGLU}(x) = \big(\operatorname{SiLU}(x W_\text{gate}) \odot x W_\text{up}\big)
+              W_\text{down}, \qquad \operatorname{SiLU}(z) = z\,\sigma(z)
 
 3. **No biases** anywhere, RoPE in every attention layer, and usually fewer key/value heads than query heads.
 
@@ -185,6 +185,7 @@ def load_llama_layer(block: ModernDecoderBlock, state: dict[str, Tensor]) -> Mod
     with torch.no_grad():
         for name, value in block.named_parameters():
             if value.shape != ours[name].shape:
-                raise ValueError(f"{name}: the block has {tuple(value.shape)}, the Llama layer {tuple(ours[name].shape)}")
+                theirs = tuple(ours[name].shape)
+                raise ValueError(f"{name}: the block has {tuple(value.shape)}, the Llama layer {theirs}")
             value.copy_(ours[name])
     return block
