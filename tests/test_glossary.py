@@ -47,7 +47,7 @@ def test_entries_are_well_formed():
         assert e.slug == re.sub(r"[^a-z0-9]+", "-", e.term.lower()).strip("-"), f"anchor of {e.term!r} is {e.slug!r}"
         assert CJK.search(e.zh), f"{e.term!r} has no Chinese name: {e.zh!r}"
         assert len(e.definition) > 20, f"{e.term!r}: definition too short"
-        assert re.fullmatch(r"(0\d|1[0-4])", e.first) and re.fullmatch(r"(0\d|1[0-4])", e.explained), e
+        assert re.fullmatch(r"(0\d|1[0-5])", e.first) and re.fullmatch(r"(0\d|1[0-5])", e.explained), e
 
 
 def test_index_lists_every_entry():
