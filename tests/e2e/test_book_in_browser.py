@@ -201,11 +201,9 @@ def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
 
 # Figures whose smallest text stays below 16 px on a 1280x720 slide even alone on it, trimmed and cut into panels
 # (tools/slide_figures.py), per deck: only a redrawing in the notebook can fix them, never the build. Entries may
-# shrink, not grow; the test fails when one is no longer needed.
-# - 01 (cell 46, the two cosine-similarity matrices): 45 words as tick labels at 7 pt in a 13 x 6 inch figure; each
-#   panel alone is 444 px high, so its labels are drawn at 15.1 px (8 pt labels, or a figure at most 4.1 in high with
-#   7 pt ones, would reach 16 px).
-SMALL_FIGURES: dict[str, int] = {"01": 2}
+# shrink, not grow; the test fails when one is no longer needed. None since 01's cosine-similarity matrices (cell 46)
+# draw their 45 tick labels at 8 pt (they were 7 pt: 15.1 px).
+SMALL_FIGURES: dict[str, int] = {}
 
 
 def html_ids(path: Path, cache: dict) -> set[str]:
