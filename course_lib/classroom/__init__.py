@@ -2,8 +2,10 @@
 
 Read in this order:
 
-- :mod:`~course_lib.classroom.exercises` — per-student numbers (variants), blocked library shortcuts, and the
-  ``unanswered`` placeholder of the student version.
+- :mod:`~course_lib.classroom.exercises` — per-student numbers (variants), blocked library shortcuts (with what does
+  their work: :mod:`~course_lib.classroom.delegates` for a course function's unchecked twins,
+  :mod:`~course_lib.classroom.reach` for PyTorch's operators), and the ``unanswered`` placeholder of the student
+  version.
 - :mod:`~course_lib.classroom.checks` — ``check_answer``, ``check_close``, ``check_function``: checkers that explain
   the first difference from the reference (notebooks reach them as ``cl.check_answer`` ...), after
   :mod:`~course_lib.classroom.integrity` has made sure that nothing left on by a cell could answer for them

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from ..validate import text
+from .delegates import EXTRA_BY_NAME, dotted_name, work_of
 from .reach import Reaches, ShortcutError, blocks_autograd, kernels_of
 
 __all__ = ["ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "ShortcutError", "Unanswered", "blocked", "unanswered",
@@ -145,33 +146,36 @@ def _replaced(value: Any, originals: dict[int, str], reaches: Reaches) -> Any:
     return _refusal(originals[id(value)], reaches) if id(value) in originals else value
 
 
-# A blocked course function's inner functions, which do its work without its checks: blocked with it, by their code
-_INNER = {
-    "course_lib.scaled_dot_product_attention": ("course_lib.attention.attend", "course_lib.attention._weights"),
-    "course_lib.attention_weights": ("course_lib.attention._weights",),
-    "course_lib.chunked_attention": ("course_lib.efficient.chunked_attention_reference",),
-    "course_lib.sliding_window_attention": ("course_lib.efficient.sliding_window_attention_reference",),
-}
-
-
-# ... and those in modules a check must not import (course_lib.kernels.launch needs triton): blocked by the qualified
-# name of the code that runs, if the answer imports them
-_INNER_BY_NAME = {"course_lib.scaled_dot_product_attention": ("course_lib.kernels.launch.attention_reference",)}
-
-
 def _codes(names: Sequence[str]) -> dict[Any, str]:
-    """Code object -> blocked name, for every blocked Python function and its inner functions (:data:`_INNER`): a call
-    of that code is refused however the function was held (a list, a staticmethod, a subclass's method)."""
+    """Code object -> how a refusal names it, for every blocked Python function and what does its work besides it
+    (its unchecked twins, :func:`course_lib.classroom.delegates.work_of`): a call of that code is refused however the
+    function was held (a list, a staticmethod, a subclass's method)."""
     codes: dict[Any, str] = {}
     for dotted in names:
-        for name in (dotted, *_INNER.get(dotted, ())):
-            function = inspect.unwrap(getattr(*_resolve(name)))  # a decorator's wrapper code is shared by many
-            if isinstance(function, type):  # a blocked class (torch.nn.Linear): its own __init__, by any name
-                function = vars(function).get("__init__")
-            code = getattr(getattr(function, "__func__", function), "__code__", None)
+        owner, attr = _resolve(dotted)
+        function = inspect.unwrap(getattr(owner, attr))  # a decorator's wrapper code is shared by many
+        if isinstance(function, type):  # a blocked class (torch.nn.Linear): its own __init__, by any name
+            owner, function = function, vars(function).get("__init__")
+        function = getattr(function, "__func__", function)
+        twins = work_of(function, owner if isinstance(owner, type) else None) if function is not None else {}
+        for code, name in [(getattr(function, "__code__", None), dotted)] + [
+            (twin.__code__, f"{twin_name} (the work of {dotted})") for twin, twin_name in twins.items()
+        ]:
             if code is not None:
-                codes.setdefault(code, dotted)
+                codes.setdefault(code, name)
     return codes
+
+
+def _by_name(names: Sequence[str]) -> dict[str, str]:
+    """Qualified name of code that runs -> blocked name, for the functions :data:`delegates.EXTRA_BY_NAME` lists
+    (in modules a check must not import)."""
+    found = {}
+    for dotted in names:
+        function = getattr(*_resolve(dotted))
+        course = str(getattr(function, "__module__", "")).startswith("course_lib.")
+        for inner in EXTRA_BY_NAME.get(dotted_name(function), ()) if course else ():
+            found[inner] = f"{inner} (the work of {dotted})"
+    return found
 
 
 @contextmanager
@@ -199,7 +203,9 @@ def blocked(
     Also blocked: the same object under any name in a module of ``course_lib`` (the module that defines it, and
     modules that imported it, such as ``course_lib.multihead.split_heads`` for ``course_lib.split_heads``), and,
     while the block runs, the object called by any other name and the operators that do its work, reached by any
-    path (``torch.ops.aten._softmax`` for ``torch.softmax``; :mod:`course_lib.classroom.reach`).
+    path (``torch.ops.aten._softmax`` for ``torch.softmax``; :mod:`course_lib.classroom.reach`), and, by their code,
+    the functions that do a course function's work unchecked (``course_lib.multihead._split`` for
+    ``course_lib.split_heads``, ``MultiHeadAttention._forward`` for its ``forward``; :mod:`.delegates`).
     Everything is restored on exit, also after an error. Yields the names blocked (each once).
     """
     if isinstance(names, str):
@@ -220,8 +226,7 @@ def blocked(
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
     codes = {**(own or {}), **_codes(names)}  # before anything is replaced: the originals' code
     # the doors without a name (classroom.reach); it also remembers every refusal, caught by the answer or not
-    by_name = {inner: dotted for dotted in names for inner in _INNER_BY_NAME.get(dotted, ())}
-    reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names), by_name)
+    reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names), _by_name(names))
     saved = []
     try:
         for owner, attr, dotted in targets:

@@ -9,7 +9,16 @@ exercise the answer is for (tests/heldout/test_heldout.py holds, per prefix, its
   ``without=cl.ATTENTION_FUNCTIONS`` (notebook 03's ``attend_one`` / ``self_attention``, notebook 05);
 - ``mha:``  ``answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads)``, notebook 06's ``multi_head_attention``, checked
   without its ``MHA_LAYERS``;
-- ``backward:``  ``answer(a, grad_a)``, notebook 04's ``softmax_backward``, checked without its ``BACKWARD_SHORTCUTS``.
+- ``backward:``  ``answer(a, grad_a)``, notebook 04's ``softmax_backward``, checked without its ``BACKWARD_SHORTCUTS``;
+- ``split:`` / ``merge:``  notebook 06's ``split_heads(x, num_heads)`` / ``merge_heads(x)``, without
+  its ``SPLIT_MERGE``;
+- ``rope:``  notebook 07's ``rope(x)``, without its ``POSITION_FUNCTIONS``;
+- ``top_k:``  notebook 12's ``top_k(logits, k)``; ``top_p:``  ``answer(logits, p)`` = ``cl.top_p_filter``, both without
+  12's ``SAMPLING_FUNCTIONS``;
+- ``sdpa:``  ``answer(q, k, v)`` checked without ``course_lib.scaled_dot_product_attention`` alone.
+
+The names each check blocks are read from the notebooks where a notebook has the exercise (``split``, ``merge``,
+``rope``, ``top_k``, ``top_p``).
 
 Each source runs in a namespace like a notebook's (``torch``, ``math``, ``F``, ``nn``, ``np``, ``cl``) and defines
 ``answer``. TAMPERING_ATTACKS: cells a student could hand in that change what the checks see; each would, when run
@@ -252,6 +261,48 @@ def answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
         layer.out_proj.weight.copy_(W_o.T)
         return layer(x_q, x_kv, x_kv, need_weights=False)[0]
 """,
+    "mha: the layer's unchecked twin, MultiHeadAttention._forward": """
+def answer(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
+    layer = cl.MultiHeadAttention(x_q.shape[-1], num_heads, bias=False)
+    with torch.no_grad():
+        for lin, W in zip((layer.w_q, layer.w_k, layer.w_v, layer.w_o), (W_q, W_k, W_v, W_o)):
+            lin.weight.copy_(W.T)
+        return layer._forward(x_q, x_kv, x_kv, None)[0]
+""",
+    # ------------------------------------------------------------------ the unchecked twins of course functions
+    "split: course_lib.multihead._split (split_heads unchecked)": """
+def answer(x, num_heads):
+    return cl.multihead._split(x, num_heads)
+""",
+    "split: _split imported under another name": """
+from course_lib.multihead import _split as cut
+def answer(x, num_heads):
+    return cut(x, num_heads)
+""",
+    "merge: course_lib.multihead._merge (merge_heads unchecked)": """
+def answer(x):
+    return cl.multihead._merge(x)
+""",
+    "rope: course_lib.positional._rope (apply_rope unchecked)": """
+def answer(x):
+    return cl.positional._rope(x, torch.arange(x.shape[-2]), 10000.0)
+""",
+    "top_k: course_lib.generation._top_k (top_k_filter unchecked)": """
+def answer(logits, k):
+    return cl.generation._top_k(logits, k)
+""",
+    "top_p: course_lib.generation._top_p (top_p_filter unchecked)": """
+def answer(logits, p):
+    return cl.generation._top_p(logits, p)
+""",
+    "sdpa: course_lib.attention.attend (scaled_dot_product_attention unchecked)": """
+def answer(q, k, v):
+    return cl.attention.attend(q, k, v)[0]
+""",
+    "sdpa: course_lib.attention._weights, then the values": """
+def answer(q, k, v):
+    return cl.attention._weights(q, k, None, None) @ v
+""",
     # ------------------------------------------------------------------ softmax backward (notebook 04)
     "backward: torch._decomp's Python _softmax_backward_data": """
 from torch._decomp import decompositions
@@ -316,6 +367,35 @@ def decoder_mask(tgt, pad):
 def decoder_mask(tgt, pad):
     mask_inputs(torch.Generator().manual_seed(0))
     return translator_mask(tgt, pad)
+""",
+}
+
+# Answers that get a course class to do a notebook's exercise, run against the notebook's own check cell
+# (tests/heldout/test_heldout.py): notebook 14's decoder_mask read off the weights of a cl.Translator, as the check's
+# reference does. The check must refuse each (ShortcutError, a library shortcut), and the class report flag it.
+NOTEBOOK_SHORTCUTS = {
+    "14 Exercise 1: decoder_mask read off a cl.Translator's weights, as the check's reference": """
+def decoder_mask(tgt, pad):
+    model = cl.Translator(2, 20, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, pad_index=pad)
+    with torch.no_grad():
+        _, weights = model(torch.full((len(tgt), 1), 1 - pad), tgt, return_weights=True)
+    return weights["decoder"][0][:, 0] > 0
+""",
+    "14 Exercise 1: a cl.Translator made before the check, its decode": """
+_model = cl.Translator(2, 20, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1)
+def decoder_mask(tgt, pad):
+    _model.pad_index = pad
+    with torch.no_grad():
+        memory, valid = _model.encode(torch.ones(len(tgt), 1, dtype=torch.long))
+        return _model.decode(tgt, memory, valid, return_weights=True)[1]["decoder"][0][:, 0] > 0
+""",
+    "14 Exercise 1: a cl.Translator's unchecked _decode": """
+_model = cl.Translator(2, 20, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1)
+def decoder_mask(tgt, pad):
+    _model.pad_index = pad
+    memory, valid = torch.zeros(len(tgt), 1, 8), torch.ones(len(tgt), 1, 1, 1, dtype=torch.bool)
+    with torch.no_grad():
+        return _model._decode(tgt, memory, valid)[1][0][:, 0] > 0
 """,
 }
 
@@ -549,6 +629,17 @@ VARIANT = "s7654321"
 }
 
 CAUGHT = {
+    # closed on 2026-12: blocking a course function blocks its unchecked twins, read from its source
+    # (classroom.delegates); the first seven passed their checks before, the two sdpa ones were caught by a table
+    "mha: the layer's unchecked twin, MultiHeadAttention._forward",
+    "split: course_lib.multihead._split (split_heads unchecked)",
+    "split: _split imported under another name",
+    "merge: course_lib.multihead._merge (merge_heads unchecked)",
+    "rope: course_lib.positional._rope (apply_rope unchecked)",
+    "top_k: course_lib.generation._top_k (top_k_filter unchecked)",
+    "top_p: course_lib.generation._top_p (top_p_filter unchecked)",
+    "sdpa: course_lib.attention.attend (scaled_dot_product_attention unchecked)",
+    "sdpa: course_lib.attention._weights, then the values",
     # issue 44 (2026-12): getattr taken as a value and a module handed on are flagged wherever they are written;
     # changes of a locked value are read inside functions too (classroom.syntax's scopes)
     "getattr taken as a value inside an answer replaces check_function (issue 44)",

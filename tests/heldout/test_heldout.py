@@ -3,9 +3,12 @@
 Every attack in CAUGHT must be caught: a shortcut raises ShortcutError under ``blocked(...)`` (and still computes the
 right answer without the block, so it is a real shortcut), a tampering cell is flagged by ``guard.tampering``. The
 others are holes, marked strict xfail: the suite stays green today and fails the day a hole is closed, which says
-to move that attack into CAUGHT.
+to move that attack into CAUGHT. A shortcut through a course function's unchecked twin, and a notebook shortcut
+(NOTEBOOK_SHORTCUTS, against notebook 14's own check cell), must also score zero in the notebook's real check and be
+flagged by the class report (:func:`course_lib.classroom.autograde.class_report`'s reading of the graded cells).
 """
 
+import ast
 import math
 import warnings
 from functools import cache
@@ -18,14 +21,15 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib as cl
-from course_lib.classroom.checks import explain_difference
+from course_lib.classroom.autograde import _flags
+from course_lib.classroom.checks import check_function, explain_difference
 from course_lib.classroom.exercises import blocked
 from course_lib.classroom.guard import bound_names, tampering
 from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 
-from .attacks import CAUGHT, HOLES, REFERENCE_ATTACKS, SHORTCUT_ATTACKS, TAMPERING_ATTACKS
+from .attacks import CAUGHT, HOLES, NOTEBOOK_SHORTCUTS, REFERENCE_ATTACKS, SHORTCUT_ATTACKS, TAMPERING_ATTACKS
 
 LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\nimport math\nweights = [0.4, 0.6]\n"
 PROTECTED, MODULES = bound_names(LOCKED)
@@ -57,19 +61,40 @@ def _backward_inputs(g):
     return a, torch.randn(2, 3, 5, generator=g, dtype=torch.float64)
 
 
-# exercise prefix -> (reference, inputs, the names its check blocks), as in the notebooks
+@cache
+def _notebook(number: str) -> nbformat.NotebookNode:
+    return nbformat.read(next(NOTEBOOKS_DIR.glob(f"{number}_*.ipynb")), as_version=4)
+
+
+@cache
+def _blocked_in(number: str, constant: str) -> tuple[str, ...]:
+    """The names a notebook's check cells block, read from the notebook: ``SPLIT_MERGE = (...)`` of notebook 06."""
+    for cell in _notebook(number).cells:
+        for node in ast.parse(cell.source).body if cell.cell_type == "code" and constant in cell.source else ():
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [constant]:
+                return ast.literal_eval(node.value)
+    raise LookupError(f"notebook {number} binds no {constant}")
+
+
+def _split_inputs(g):
+    return torch.randn(2, 3, 6, generator=g), 3
+
+
+def _logits_and(value):
+    return lambda g: (torch.randn(3, 7, generator=g), value)
+
+
+# exercise prefix -> (reference, inputs, the names its check blocks: a tuple, or (notebook, constant) read from it)
 EXERCISES = {
+    "split": (cl.split_heads, _split_inputs, ("06", "SPLIT_MERGE")),
+    "merge": (cl.merge_heads, lambda g: (torch.randn(2, 3, 4, 2, generator=g),), ("06", "SPLIT_MERGE")),
+    "rope": (cl.apply_rope, lambda g: (torch.randn(5, 6, generator=g),), ("07", "POSITION_FUNCTIONS")),
+    "top_k": (cl.top_k_filter, _logits_and(3), ("12", "SAMPLING_FUNCTIONS")),
+    "top_p": (cl.top_p_filter, _logits_and(0.8), ("12", "SAMPLING_FUNCTIONS")),
+    "sdpa": (cl.scaled_dot_product_attention, _attention_inputs, ("course_lib.scaled_dot_product_attention",)),
     "softmax": (lambda s: torch.softmax(s, -1), _softmax_inputs, cl.SOFTMAX_FUNCTIONS),
     "attention": (cl.scaled_dot_product_attention, _attention_inputs, cl.ATTENTION_FUNCTIONS),
-    "mha": (
-        _mha_reference,
-        _mha_inputs,
-        (
-            "course_lib.MultiHeadAttention.forward",
-            "torch.nn.MultiheadAttention.forward",
-            "torch.nn.functional.multi_head_attention_forward",
-        ),
-    ),  # fmt: skip
+    "mha": (_mha_reference, _mha_inputs, ("06", "MHA_LAYERS")),
     "backward": (
         lambda a, g: a * (g - (a * g).sum(-1, keepdim=True)),
         _backward_inputs,
@@ -96,6 +121,7 @@ def _answer(name):
     """The attack's ``answer`` defined in a namespace like a notebook's, with its exercise's reference, inputs
     and blocked names."""
     reference, make_inputs, names = EXERCISES[name.split(":")[0]]
+    names = _blocked_in(*names) if names and names[0].isdigit() else names
     namespace = {"torch": torch, "F": F, "nn": nn, "np": np, "cl": cl, "math": math, "__name__": "__main__"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -104,6 +130,7 @@ def _answer(name):
 
 
 def test_every_attack_is_either_caught_or_a_documented_hole():
+    assert not set(NOTEBOOK_SHORTCUTS) & (set(SHORTCUT_ATTACKS) | set(TAMPERING_ATTACKS) | set(REFERENCE_ATTACKS))
     attacks = set(SHORTCUT_ATTACKS) | set(TAMPERING_ATTACKS)
     assert CAUGHT <= attacks and not set(SHORTCUT_ATTACKS) & set(TAMPERING_ATTACKS)
     assert set(HOLES) == attacks - CAUGHT
@@ -130,10 +157,56 @@ def test_the_tampering_is_flagged(name):
     assert tampering(TAMPERING_ATTACKS[name], PROTECTED, MODULES)
 
 
+def _flagged(tmp_path, solution: str, error: str) -> list[tuple[str, str]]:
+    """What the class report flags in an autograded notebook of one answer cell and one test cell that raised
+    ``error`` (an ``AssertionError`` message, as the check printed it)."""
+    nb = nbformat.v4.new_notebook()
+    answer, test = nbformat.v4.new_code_cell(solution), nbformat.v4.new_code_cell("...")
+    answer.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False, "grade_id": "answer"}
+    test.metadata["nbgrader"] = {"solution": False, "grade": True, "locked": True, "grade_id": "test", "points": 1}
+    test.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=error, traceback=[])]
+    nb.cells = [answer, test]
+    folder = tmp_path / "autograded" / "student" / "a"
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / "nn.ipynb")
+    return _flags(tmp_path, "a", "student")
+
+
+_TWIN_PREFIXES = ("split:", "merge:", "rope:", "top_k:", "top_p:", "sdpa:", "mha: the layer's unchecked")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SHORTCUT_ATTACKS if n.startswith(_TWIN_PREFIXES)))
+def test_a_twin_shortcut_scores_zero_in_the_real_check_and_is_flagged(name, tmp_path):
+    fn, namespace, reference, _, names = _answer(name)
+    make_inputs = EXERCISES[name.split(":")[0]][1]
+    with pytest.raises(AssertionError, match=r"raised ShortcutError: course_lib\.\S+ \(the work of course_lib") as err:
+        check_function(fn, reference, make_inputs, name="answer", trials=2, without=names)
+    assert _flagged(tmp_path, SHORTCUT_ATTACKS[name], str(err.value)) == [("test", "a library shortcut was refused")]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="hole: 14's check"))
+        for n in sorted(NOTEBOOK_SHORTCUTS)
+    ],
+)
+def test_a_notebook_shortcut_is_right_yet_refused_by_its_check_and_flagged(name, tmp_path):
+    check = _check_cells_14()[name.split(":")[0].removeprefix("14 ")]
+    namespace = {"torch": torch, "cl": cl, "__name__": "__main__"}  # a notebook's cells share one namespace
+    exec(compile(NOTEBOOK_SHORTCUTS[name], "<answer cell>", "exec"), namespace)
+    refused = r"raised ShortcutError: course_lib\.(\S+ \(the work of course_lib\.)?Translator"
+    with pytest.raises(AssertionError, match=refused) as err:
+        exec(compile(check, "<check cell>", "exec"), namespace)
+    args = namespace["mask_inputs"](torch.Generator().manual_seed(3))  # (bound before the check refused it)
+    assert explain_difference(namespace["decoder_mask"](*args), namespace["translator_mask"](*args)) is None
+    assert _flagged(tmp_path, NOTEBOOK_SHORTCUTS[name], str(err.value)) == [("test", "a library shortcut was refused")]
+
+
 @cache
 def _check_cells_14() -> dict[str, str]:
     """Notebook 14's check cells by exercise label, hidden tests included."""
-    nb = nbformat.read(next(NOTEBOOKS_DIR.glob("14_*.ipynb")), as_version=4)
+    nb = _notebook("14")
     return {ex.label: nb.cells[ex.check_cell].source for ex in find_exercises(nb)}
 
 
