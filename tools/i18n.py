@@ -375,7 +375,7 @@ def render(source: str, po: polib.POFile, root: Path = ROOT) -> str:
     table = translations(po)
     text = (root / source).read_text(encoding="utf-8")
     if not source.endswith(".ipynb"):
-        return relink(translate_markdown(text, table), source, root)
+        return relink(translate_markdown(text, table, anchors=True), source, root)
     nb = json.loads(text)
     twin = copy.deepcopy(nb)
     for cell in twin["cells"]:
