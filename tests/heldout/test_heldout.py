@@ -184,13 +184,7 @@ def test_a_twin_shortcut_scores_zero_in_the_real_check_and_is_flagged(name, tmp_
     assert _flagged(tmp_path, SHORTCUT_ATTACKS[name], str(err.value)) == [("test", "a library shortcut was refused")]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="hole: 14's check"))
-        for n in sorted(NOTEBOOK_SHORTCUTS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(NOTEBOOK_SHORTCUTS))
 def test_a_notebook_shortcut_is_right_yet_refused_by_its_check_and_flagged(name, tmp_path):
     check = _check_cells_14()[name.split(":")[0].removeprefix("14 ")]
     namespace = {"torch": torch, "cl": cl, "__name__": "__main__"}  # a notebook's cells share one namespace
