@@ -20,7 +20,8 @@ the function's source, never running it:
   ``scaled_dot_product_attention`` unchecked) or a reference that does the same work another way; and
   :data:`EXTRA_BY_NAME`, those in modules a check must not import (``course_lib.kernels.launch`` needs triton).
 
-``tests/test_checks_twins.py`` fails when a function documented as another's unchecked twin is not found.
+``tests/test_checks_twins.py`` fails when a function documented as another's unchecked twin (":func:`f`
+unchecked"), or a ``_forward`` beside a ``forward``, is not found: a twin added later is covered, or named there.
 """
 
 from __future__ import annotations
