@@ -66,7 +66,7 @@ test-unit: $(STAMP)
 # (a table, not a failure: another CPU moves the numbers; .ci/run holds each CI stage to its time). Reports: build/nbval/.
 test-notebooks: $(STAMP)
 	$(NBVAL_ENV) $(BIN)/python -m tools.notebook_times --run build/nbval -- \
-		$(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) notebooks -q
+		$(BIN)/python -m pytest --nbval $(NBVAL_FLAGS) $(NBVAL_PARALLEL) $(NOTEBOOKS) -q
 
 # Each notebook's core path (its cells without the deep dives, python -m tools.sections) runs on its own in a fresh
 # kernel and prints what the whole notebook printed: a lecturer who runs only the core sees the numbers of the text.
@@ -136,11 +136,11 @@ test-oldest:
 	$(OLDEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(OLDEST)/bin/python -m pip list --format=freeze > $(OLDEST)/installed.txt
 	$(UNIT_ENV) $(OLDEST)/bin/python -m pytest tests -q -p no:cacheprovider $(UNIT_FLAGS)
-	$(NBVAL_ENV) $(OLDEST)/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider $(NBVAL_PARALLEL) notebooks -q
+	$(NBVAL_ENV) $(OLDEST)/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider $(NBVAL_PARALLEL) $(NOTEBOOKS) -q
 
 test-gpu: $(STAMP)
 	COURSE_DEVICE=cuda $(BIN)/python -m pytest tests -q
-	env -u MPLBACKEND COURSE_DEVICE=cuda $(BIN)/python -m pytest --nbval-lax --nbval-current-env notebooks -q
+	env -u MPLBACKEND COURSE_DEVICE=cuda $(BIN)/python -m pytest --nbval-lax --nbval-current-env $(NOTEBOOKS) -q
 
 execute: $(STAMP)
 	@for nb in $(NOTEBOOKS); do \

@@ -254,3 +254,16 @@ def test_a_line_break_between_chinese_characters_is_refused():
     assert "line break" in i18n.problems(msgid, "一个很长的段落，\n按英文换行。", {})[0]
     assert i18n.problems(msgid, "一个很长的段落，按英文换行。", {}) == []
     assert i18n.problems(msgid, "用 `x`\n> 计算", {})  # inside a quoted box too
+
+
+def test_strict_nbval_never_runs_the_twins():
+    """The Chinese twins' code and outputs are the English ones, checked by the English notebooks' strict nbval run:
+    running the twins too would double the course's time (issue 46). Every nbval command names the English notebooks,
+    never the notebooks/ folder, which holds notebooks/zh/."""
+    import re
+
+    for path in ("Makefile", "tools/gpu_sweep.sh", ".ci/run"):
+        text = (i18n.ROOT / path).read_text(encoding="utf-8")
+        for line in text.splitlines():
+            if "--nbval" in line:
+                assert not re.search(r"\snotebooks/?(\s|$|\")", line), f"{path}: {line.strip()}"
