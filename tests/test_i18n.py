@@ -267,3 +267,12 @@ def test_strict_nbval_never_runs_the_twins():
         for line in text.splitlines():
             if "--nbval" in line:
                 assert not re.search(r"\snotebooks/?(\s|$|\")", line), f"{path}: {line.strip()}"
+
+
+def test_a_hint_never_confirmed_is_not_kept_when_its_unit_goes():
+    po = i18n.merge(i18n.new_catalogue("x"), [("The softmax of a row of scores.", "a")])
+    po.find("The softmax of a row of scores.").msgstr = "一行分数的 softmax。"
+    po = i18n.merge(po, [("The softmax of one row of scores.", "a")])  # fuzzy, with the old translation as its hint
+    po = i18n.merge(po, [("Something else entirely, and long enough.", "a")])
+    assert [e.msgid for e in po if e.obsolete] == ["The softmax of a row of scores."]
+    assert not any("fuzzy" in e.flags for e in po if e.obsolete)

@@ -319,7 +319,7 @@ def merge(po: polib.POFile, current: list[tuple[str, str]]) -> polib.POFile:
         by_id[text] = entry
         merged.append(entry)
     for entry in old.values():
-        if entry.msgstr:
+        if entry.msgstr and "fuzzy" not in entry.flags:  # a confirmed translation, kept as a hint; a hint is not
             entry.obsolete, entry.occurrences = True, []
             merged.append(entry)
     return merged
