@@ -17,13 +17,13 @@ from torch import Tensor, nn
 from .masks import expand_mask
 from .models import TransformerEncoder
 from .positional import LearnedPositionalEmbedding, sinusoidal_encoding
-from .validate import flag, integer, tensor
+from .validate import flag, integer, token_ids
 
 __all__ = ["BagOfEmbeddings", "SequenceClassifier"]
 
 
-def _token_mask(tokens: Tensor, pad_index: int) -> Tensor:
-    tensor("tokens", tokens, integral=True, shape=(None, None), layout="(B, L)")
+def _token_mask(tokens: Tensor, pad_index: int, vocab_size: int) -> Tensor:
+    token_ids("tokens", tokens, vocab_size)  # (B, L) integer ids in [0, V): an id >= V names no embedding row
     return tokens != pad_index  # (B, L), True = a real token
 
 
@@ -85,7 +85,7 @@ class SequenceClassifier(nn.Module):
     def embed(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         """The encoder's input ``(B, L', D)`` (class token first with ``"cls"``, positions added) and ``valid``
         ``(B, L')``, True at real positions. ``L' = L + 1`` with ``"cls"``, else ``L``."""
-        valid = _token_mask(tokens, self.pad_index)  # (B, L)
+        valid = _token_mask(tokens, self.pad_index, self.embedding.num_embeddings)  # (B, L)
         B, L = tokens.shape
         if L > self.max_len:
             raise ValueError(f"tokens has length L={L} > max_len={self.max_len} (tokens shape {tuple(tokens.shape)})")
@@ -143,6 +143,6 @@ class BagOfEmbeddings(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.ReLU(), nn.Linear(hidden, num_classes))
 
     def forward(self, tokens: Tensor) -> Tensor:
-        valid = _token_mask(tokens, self.pad_index)[..., None].float()  # (B, L, 1)
+        valid = _token_mask(tokens, self.pad_index, self.embedding.num_embeddings)[..., None].float()  # (B, L, 1)
         mean = (self.embedding(tokens) * valid).sum(1) / valid.sum(1).clamp_min(1)  # (B, D)
         return self.mlp(mean)  # (B, C)

@@ -650,6 +650,16 @@ NEWER_API = {  # a bad input to notebook 14's API -> (the error, its message): e
         ValueError,
         r"^tokens must hold ids in \[0, vocab_size=10\)",
     ),
+    "SequenceClassifier, an id >= vocab_size": (  # before: IndexError from the embedding
+        lambda: cl.SequenceClassifier(10, 2, d_model=8)(torch.tensor([[1, 10]])),
+        ValueError,
+        r"^tokens must hold ids in \[0, vocab_size=10\), got ids from 1 to 10",
+    ),
+    "BagOfEmbeddings, a negative id": (  # before: IndexError from the embedding
+        lambda: cl.BagOfEmbeddings(10, 2)(torch.tensor([[-1, 3]])),
+        ValueError,
+        r"^tokens must hold ids in \[0, vocab_size=10\), got ids from -1 to 3",
+    ),
     "linear_attention, feature_map": (
         lambda: cl.linear_attention(Q, Q, Q, feature_map=3),
         TypeError,
