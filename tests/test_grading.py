@@ -46,6 +46,7 @@ import pytest
 
 from course_lib.classroom.autograde import autograde_class, class_report
 from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
+from course_lib.classroom.release import nbgrader_environ
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 from tools.exercise_check import (
@@ -99,7 +100,7 @@ needs_grading = pytest.mark.skipif(
 
 def nbgrader(root: Path, *args: str) -> str:
     """Run an nbgrader command in the course ``root``; its log (nbgrader logs to stderr)."""
-    env = {**nbval_environ(os.environ), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = nbgrader_environ(nbval_environ(os.environ))
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force"], cwd=root, env=env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -262,7 +263,7 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     shortcuts, _ = load_shortcuts(nb_path, aliases=True)  # library calls by other doors where there are any
     submit(root, assignment, nb_path.name, REFERENCE, reference_submission(source, release))
     submit(root, assignment, nb_path.name, "unchanged", release)
-    env = {**nbval_environ(os.environ), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = nbgrader_environ(nbval_environ(os.environ))
     graded_now = autograde_class(root, assignment, jobs=2, progress=False, env=env)  # two at once
     assert sorted(graded_now) == [REFERENCE, "unchanged"] and all(g.ok for g in graded_now.values()), graded_now
     log = "".join(g.log for g in graded_now.values())

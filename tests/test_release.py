@@ -224,13 +224,23 @@ def test_nbgrader_runs_with_the_environments_bin_first_on_path():
 @pytest.mark.skipif(os.environ.get("COURSE_GRADING") != "1", reason="slow (about 10 s): COURSE_GRADING=1")
 def test_an_assignment_is_made_where_the_environment_is_not_activated(tmp_path):
     bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # nbgrader's bin, and alembic's, are not on it
-    if shutil.which("alembic", path=bare["PATH"]) is None:  # nbgrader alone fails there: what the tool repairs
-        course = tmp_path / "plain"
-        release.assignment(NOTEBOOKS[4], course)  # the folder, the source version, a gradebook
-        (course / "gradebook.db").unlink()
-        done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "a04", "--force"],
+    course = tmp_path / "plain"
+    release.assignment(NOTEBOOKS[4], course)  # the folder, its nbgrader_config.py, the source version, a gradebook
+    config = course / "nbgrader_config.py"
+
+    def plain_nbgrader() -> subprocess.CompletedProcess:  # a lecturer's own command in the course folder, no tool
+        (course / "gradebook.db").unlink(missing_ok=True)
+        return subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "a04", "--force"],
                               cwd=course, env=bare, capture_output=True, text=True)  # fmt: skip
+
+    if shutil.which("alembic", path=bare["PATH"]) is None:  # without configure(), nbgrader alone fails there
+        course_config = config.read_text(encoding="utf-8")
+        config.write_text("c = get_config()  # noqa: F821\n", encoding="utf-8")
+        done = plain_nbgrader()
         assert done.returncode != 0 and "alembic" in done.stdout + done.stderr
+        config.write_text(course_config, encoding="utf-8")
+    done = plain_nbgrader()  # the course's configure() puts this Python's bin first on nbgrader's PATH
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     released = release.assignment(NOTEBOOKS[4], tmp_path / "course", environ=bare)
     nb = nbformat.read(released / NOTEBOOKS[4].name, as_version=4)
     assert not any(m in c.source for c in nb.cells for m in (*SOLUTION, *HIDDEN))

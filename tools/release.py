@@ -35,6 +35,7 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.classroom.release import nbgrader_environ
 from course_lib.classroom.student import convert
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
 from tools import colab_cell
@@ -146,15 +147,6 @@ def commit_branch(tree: Path, branch: str, message: str, root: Path = ROOT) -> s
     commit = git("commit-tree", tree_id, "-m", message, *(["-p", parent] if parent else []))
     git("update-ref", f"refs/heads/{branch}", commit)
     return commit
-
-
-def nbgrader_environ(environ: dict | None = None) -> dict:
-    """``environ`` (default: this process's) with this Python's directory first on PATH: nbgrader runs ``alembic``
-    by name, and a virtual environment's ``bin`` is on PATH only once activated."""
-    environ = dict(os.environ if environ is None else environ)
-    here = str(Path(sys.executable).parent)
-    environ["PATH"] = os.pathsep.join([here, *(p for p in environ.get("PATH", "").split(os.pathsep) if p != here)])
-    return environ
 
 
 def run_nbgrader(course: Path, *args: str, environ: dict | None = None) -> subprocess.CompletedProcess:

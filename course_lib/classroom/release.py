@@ -6,7 +6,9 @@ stubs of the course's student version instead (:func:`course_lib.classroom.stubs
 leaves the hidden tests' code out (:func:`feedback_preprocessors`):
 ``J_ex1 = unanswered("Exercise 1: J_ex1")``, ``raise NotImplementedError("Exercise 2: write the body of
 softmax_backward")``. :func:`configure` sets them up in an ``nbgrader_config.py`` together with the autograde guard
-(:mod:`course_lib.classroom.guard`) and a cell timeout long enough for the training cells::
+(:mod:`course_lib.classroom.guard`), a cell timeout long enough for the training cells, and the Python's own
+``bin`` first on the nbgrader process's PATH (:func:`nbgrader_environ`: nbgrader starts ``alembic`` by name, which a
+virtual environment that was never activated does not put on PATH)::
 
     from course_lib.classroom.release import configure
 
@@ -15,6 +17,9 @@ softmax_backward")``. :func:`configure` sets them up in an ``nbgrader_config.py`
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from nbconvert.preprocessors import Preprocessor
@@ -111,3 +116,13 @@ def configure(c: Any, *, timeout: int = 600) -> None:
     c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
     c.GenerateFeedback.preprocessors = feedback_preprocessors()
     c.Execute.timeout = timeout
+    os.environ["PATH"] = nbgrader_environ()["PATH"]  # nbgrader reads its config before it starts alembic
+
+
+def nbgrader_environ(environ: dict | None = None) -> dict:
+    """``environ`` (default: this process's) with this Python's directory first on PATH: nbgrader runs ``alembic``
+    by name, and a virtual environment's ``bin`` is on PATH only once activated."""
+    environ = dict(os.environ if environ is None else environ)
+    here = str(Path(sys.executable).parent)
+    environ["PATH"] = os.pathsep.join([here, *(p for p in environ.get("PATH", "").split(os.pathsep) if p != here)])
+    return environ
