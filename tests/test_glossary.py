@@ -54,6 +54,9 @@ def test_index_lists_every_entry():
     text = glossary_links.GLOSSARY.read_text(encoding="utf-8")
     index = next(line for line in text.splitlines() if line.startswith("**Index:**"))
     assert set(re.findall(r"\]\(#([a-z0-9-]+)\)", index)) == {e.slug for e in ENTRIES}
+    names = re.findall(r"\[([^\]]+)\]\(#", index)
+    in_order = sorted(names, key=lambda name: name.casefold().replace("–", "-"))  # a reader looks a term up by eye
+    assert names == in_order, [(a, b) for a, b in zip(names, in_order, strict=True) if a != b][:3]
 
 
 def test_matching_respects_words_plurals_context_and_prose():
