@@ -158,9 +158,11 @@ clean:
 
 # Student versions (course_lib/student.py): every exercise's solution replaced by a stub, outputs cleared.
 .PHONY: student
-# `make student VARIANT_SEED=s1234567`: that student's own numbers in the by-hand exercises.
+# `make student VARIANT_SEED=s1234567`: that student's own numbers in the by-hand exercises. The Chinese twins
+# (notebooks/zh/) go to student/zh/, with the same stubs and checks as the English.
 student: $(STAMP)
 	$(BIN)/python -m course_lib.classroom.student notebooks --out student $(if $(VARIANT_SEED),--variant-seed "$(VARIANT_SEED)")
+	$(BIN)/python -m course_lib.classroom.student notebooks/zh --out student/zh $(if $(VARIANT_SEED),--variant-seed "$(VARIANT_SEED)")
 
 # The book and the real-browser test (python -m tools.build_book, tests/e2e/). Their tools are the extras "book"
 # (Sphinx, MyST-NB, Sphinx Book Theme, and MathJax and reveal.js from PyPI) and "e2e" (Playwright, which drives Debian's

@@ -2,17 +2,21 @@
 
 Do not run sphinx-build on this directory yourself: `make book` (python -m tools.build_book) stages the source tree
 in build/book_src and runs `python -m sphinx -c book build/book_src build/html` in the repository root, where
-`tools` is importable.
+`tools` is importable. The Chinese edition is built with the same file and `-t zh` (tools/book_zh.py): Sphinx's
+language zh_CN (the theme's words in Chinese), the Chinese title, and Colab and Binder buttons that open the twins.
 """
 
 from course_lib import __version__
 
 # tools.build_book stages the book and owns the settings both it and Sphinx need; tools.colab_cell says where the
 # course is published.
-from tools.build_book import CJK_FONT, MATHJAX_CONFIG, MATHJAX_SCRIPT
+from tools import book_zh
+from tools.build_book import CJK_FONT, GLOSSARY, MATHJAX_CONFIG, MATHJAX_SCRIPT, PAGES
 from tools.colab_cell import BRANCH, REPOSITORY_URL
 
-project = "Self-Attention from the Ground Up"
+CHINESE = tags.has("zh")  # noqa: F821 (Sphinx gives conf.py its -t tags)
+project = book_zh.TITLE if CHINESE else "Self-Attention from the Ground Up"
+language = book_zh.LANGUAGE if CHINESE else "en"
 author = "the course authors"
 copyright = "the course authors; code MIT, text and figures CC BY 4.0"
 release = version = __version__
@@ -27,6 +31,8 @@ nb_ipywidgets_js = {}  # no widget JavaScript from a CDN: tools.build_book makes
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image"]
 myst_heading_anchors = 3
+if CHINESE:
+    myst_heading_slug_func = "tools.book_zh.heading_slug"  # a twin's heading keeps its English anchor
 suppress_warnings = ["myst.header"]  # notebooks may jump heading levels (e.g. '#' title, then '###')
 
 # Math: MathJax 2.7 from the PyPI package jupyter-server-mathjax, copied into _static/mathjax by the build.
@@ -39,6 +45,7 @@ myst_update_mathjax = False
 html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = ["_static"]
+templates_path = ["_templates"]  # course-language.html: the switch to the other language's page
 html_css_files = ["course.css"]
 html_copy_source = False
 html_show_sourcelink = False
@@ -54,6 +61,7 @@ html_theme_options = {
         "binderhub_url": "https://mybinder.org",
         "notebook_interface": "jupyterlab",
     },
+    "article_header_end": ["article-header-buttons.html", "course-language.html"],
     "show_toc_level": 2,
     "home_page_in_toc": True,
 }
@@ -63,3 +71,9 @@ if CJK_FONT.is_file():
     html_static_path.append(str(CJK_FONT.parent))  # the font and its license, OFL.txt
     html_css_files.append("course-cjk.css")
     html_js_files = ["course-cjk.js"]
+
+
+def setup(app):
+    """The language switch on every page, and in the Chinese book launch buttons that open the twins
+    (tools/book_zh.py; after the theme's own handlers, which run at priority 501)."""
+    app.connect("html-page-context", book_zh.add_switch(CHINESE, book_zh.chinese_pages([*PAGES, GLOSSARY])), 502)

@@ -305,7 +305,8 @@ def test_readme_opens_every_notebook_in_colab_and_binder_with_the_configured_rep
     Binder URL in the README built from tools.colab_cell's settings (so publishing the course changes one place)."""
     urls = re.findall(r"\((https://(?:colab\.research\.google\.com|mybinder\.org)/[^)\s]+)\)", README)
     expected = {build_book.binder_url()}
-    for nb in NOTEBOOKS:
+    twins = sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))  # the Chinese edition's (tools/book_zh.py)
+    for nb in [*NOTEBOOKS, *twins]:
         path = nb.relative_to(ROOT).as_posix()
         expected |= {build_book.colab_url(path), build_book.binder_url(path)}
         assert build_book.colab_url(path) in urls, f"README has no Colab link for {path}"

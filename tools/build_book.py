@@ -1,6 +1,7 @@
 """Build the course book (a static HTML site) and reveal.js slides from the executed notebooks.
 
     python -m tools.build_book                 # -> build/html/index.html, build/html/slides/NN_name.slides.html
+                                               #    and the Chinese edition in build/html/zh/ (tools/book_zh.py)
 
 It works offline and never re-executes a notebook: the book shows the outputs stored in the notebooks, which CI
 re-computes and compares with strict nbval. Steps:
@@ -10,9 +11,13 @@ re-computes and compares with strict nbval. Steps:
    landing page ``index.md`` whose course map is the README's table (the one source of the map).
 2. ``sphinx-build`` with MyST-NB and the Sphinx Book Theme (the Jupyter Book 1 stack), configured in ``book/conf.py``.
 3. One slide deck per notebook with nbconvert's reveal.js exporter (template ``book/templates/course-reveal``).
-4. Copy the JavaScript the pages need into ``build/html/_static``: MathJax 2.7 (from the PyPI package
-   ``jupyter-server-mathjax``) and reveal.js (from the PyPI package ``sphinx-revealjs``), so math and slides render
-   without any CDN, from ``build/html`` served by any web server or opened as files.
+4. Copy the JavaScript the pages need into ``build/html/_static`` (and ``build/html/zh/_static``): MathJax 2.7 (from
+   the PyPI package ``jupyter-server-mathjax``) and reveal.js (from the PyPI package ``sphinx-revealjs``), so math and
+   slides render without any CDN, from ``build/html`` served by any web server or opened as files.
+
+Steps 1 to 4 are done for the Chinese twins too (``notebooks/zh/``, ``docs/zh/``: ``tools.book_zh``), into
+``build/html/zh``, with ``language = "zh_CN"``; the two Sphinx builds run side by side (two processes). Every page of
+both has a switch to the same page in the other language.
 
 The helpers below are pure functions of text or notebooks; tests/test_book.py tests them without Sphinx.
 """
@@ -179,15 +184,25 @@ def readme_title(readme: str) -> str:
     return first[2:].strip() if first.startswith("# ") else "Self-Attention from the Ground Up"
 
 
-def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None) -> str:
+def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None, chinese: bool = False) -> str:
     """index.md of the book: title, the README's introduction, the course map, ways in, and the hidden toctree.
 
-    `notebooks` maps each notebook's path ('notebooks/00_start_here.ipynb') to its title."""
+    `notebooks` maps each notebook's path ('notebooks/00_start_here.ipynb') to its title; `chinese`: the book has a
+    Chinese edition (tools/book_zh.py), linked under the introduction."""
     first = next(iter(notebooks), None)
     toc = "\n".join(str(Path(nb).with_suffix("")) for nb in notebooks)
     parts = [
         f"# {readme_title(readme)}",
         readme_intro(readme),
+        *(
+            [
+                '**中文版 · Chinese edition:** <a href="zh/index.html">the whole course in Chinese</a>, every notebook '
+                "with its slides and its Colab and Binder links (the switch at the top of every page leads to the same "
+                "page in the other language)."
+            ]
+            if chinese
+            else []
+        ),
         "## Course map",
         landing_course_map(readme, notebooks),
         "Each chapter of this book is a notebook, shown with the outputs that CI re-computed; badges mark its core "
@@ -356,15 +371,22 @@ def stage(src: Path) -> list[str]:
     else:
         print(f"note: {GLOSSARY} not found; the book has no glossary page")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (src / "index.md").write_text(landing_page(readme, notebooks, glossary), encoding="utf-8")
+    from tools import book_zh
+
+    chinese = bool(book_zh.twins())
+    (src / "index.md").write_text(landing_page(readme, notebooks, glossary, chinese), encoding="utf-8")
     return list(notebooks)
 
 
-def build_slides(notebooks: list[str], out: Path) -> None:
+def build_slides(notebooks: list[str], out: Path, twins: dict[str, str] | None = None) -> None:
+    """One deck per notebook in ``out/slides``. ``twins`` (Chinese edition): staged path -> the twin it is made of."""
     import nbformat
     from nbconvert import SlidesExporter
 
+    from tools import book_zh
+
     exporter = SlidesExporter(
+        language_code="zh-CN" if twins else "en",
         extra_template_basedirs=[str(BOOK_DIR / "templates")],
         template_name="course-reveal",
         reveal_url_prefix="../_static/revealjs",
@@ -377,7 +399,9 @@ def build_slides(notebooks: list[str], out: Path) -> None:
     )
     (out / "slides").mkdir(parents=True, exist_ok=True)
     for rel in notebooks:
-        nb = slides_notebook(json.loads((ROOT / rel).read_text(encoding="utf-8")), rel)
+        source = (twins or {}).get(rel, rel)
+        nb = json.loads((ROOT / source).read_text(encoding="utf-8"))
+        nb = slides_notebook(book_zh.staged_twin(nb, source) if twins else nb, rel)
         resources = {
             "course": {
                 "mathjax_url": f"../_static/{MATHJAX_SCRIPT}",
@@ -385,6 +409,7 @@ def build_slides(notebooks: list[str], out: Path) -> None:
                 "book_url": f"../{Path(rel).with_suffix('.html').as_posix()}",
                 "static_url": "../_static/",
                 "cjk_font_url": f"../_static/{CJK_FONT.name}" if CJK_FONT.is_file() else "",
+                "book_link_text": "书中本章" if twins else "the book chapter",
             }
         }
         body, _ = exporter.from_notebook_node(nbformat.reads(json.dumps(nb), as_version=4), resources=resources)
@@ -396,11 +421,23 @@ def copy_vendor(out: Path) -> None:
         shutil.copytree(path, out / "_static" / name, dirs_exist_ok=True)
 
 
+def sphinx(src: Path, out: Path, warnings: Path, chinese: bool = False) -> subprocess.Popen:
+    """Start ``sphinx-build`` of a staged tree (from the root: book/conf.py imports tools.build_book as we do). The
+    Chinese build (``-t zh``) keeps its doctrees, and MyST-NB its jupyter_execute folder, beside ``out``'s parent,
+    out of the English book."""
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(BOOK_DIR), str(src), str(out)]
+    cmd += ["-w", str(warnings)] + (["-t", "zh", "-d", str(out.parent / "doctrees")] if chinese else [])
+    return subprocess.Popen(cmd, cwd=ROOT)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from tools import book_zh
+
     parser = argparse.ArgumentParser(prog="python -m tools.build_book", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "html")
     parser.add_argument("--src", type=Path, default=ROOT / "build" / "book_src")
     parser.add_argument("--no-slides", action="store_true")
+    parser.add_argument("--no-chinese", action="store_true", help="the English book only")
     args = parser.parse_args(argv)
     args.out, args.src = args.out.resolve(), args.src.resolve()  # Sphinx runs in the repository root
     t0 = time.perf_counter()
@@ -409,20 +446,36 @@ def main(argv: list[str] | None = None) -> int:
     if not notebooks:
         print("no notebooks to build", file=sys.stderr)
         return 1
-    if args.out.exists():
-        shutil.rmtree(args.out)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(BOOK_DIR), str(args.src), str(args.out)]
+    zh_src, zh_build = args.src.parent / f"{args.src.name}_{book_zh.ZH}", args.out.parent / f"book_{book_zh.ZH}"
+    twins = [] if args.no_chinese else book_zh.stage(zh_src, PAGES, GLOSSARY)
+    for folder in (args.out, zh_build):
+        if folder.exists():
+            shutil.rmtree(folder)
     warnings = args.out.parent / "book-warnings.txt"
-    cmd += ["-w", str(warnings)]
-    subprocess.run(cmd, check=True, cwd=ROOT)  # from the root, book/conf.py imports tools.build_book as we do
+    zh_warnings = args.out.parent / f"book-warnings-{book_zh.ZH}.txt"
+    zh_warnings.unlink(missing_ok=True)
+    builds = [sphinx(args.src, args.out, warnings)]
+    if twins:
+        builds.append(sphinx(zh_src, zh_build / "html", zh_warnings, chinese=True))
+    for build in builds:
+        if build.wait():
+            raise subprocess.CalledProcessError(build.returncode, build.args)
     copy_vendor(args.out)
+    if twins:
+        shutil.move(zh_build / "html", args.out / book_zh.ZH)
+        copy_vendor(args.out / book_zh.ZH)
     if not args.no_slides:
         build_slides(notebooks, args.out)
-    n_warn = len([line for line in warnings.read_text().splitlines() if "WARNING" in line]) if warnings.exists() else 0
+        if twins:
+            build_slides([rel for _, rel in twins], args.out / book_zh.ZH, {rel: twin for twin, rel in twins})
+    logs = [log for log in (warnings, zh_warnings) if log.exists()]
+    n_warn = sum(len([line for line in log.read_text().splitlines() if "WARNING" in line]) for log in logs)
     print(
         f"book: {args.out / 'index.html'} ({len(notebooks)} notebooks"
-        f"{', slides in ' + str(args.out / 'slides') if not args.no_slides else ''}); "
-        f"{n_warn} Sphinx warning(s){' in ' + str(warnings) if n_warn else ''}; {time.perf_counter() - t0:.0f} s"
+        f"{', slides in ' + str(args.out / 'slides') if not args.no_slides else ''}"
+        f"{f'; Chinese: {len(twins)} notebooks in ' + str(args.out / book_zh.ZH) if twins else ''}); "
+        f"{n_warn} Sphinx warning(s){' in ' + ', '.join(map(str, logs)) if n_warn else ''}; "
+        f"{time.perf_counter() - t0:.0f} s"
     )
     return 0
 

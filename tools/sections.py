@@ -40,9 +40,10 @@ from pathlib import Path
 import nbformat
 
 CORE, DEEP = "core", "deep-dive"
+# The English badge, or its translation in a Chinese twin (notebooks/zh/: "● 核心 · 第 2 讲 · 9 分钟").
 BADGE = re.compile(
-    r'<span class="section-badge (?P<kind>core|deep-dive)">[●◆] (?:core|deep dive)'
-    r"(?: · lecture (?P<lecture>\d))? · (?P<minutes>\d+) min</span>"
+    r'<span class="section-badge (?P<kind>core|deep-dive)">[●◆] (?:core|deep dive|核心|深入)'
+    r"(?: · lecture (?P<lecture>\d)| · 第 (?P<lecture_zh>\d) 讲)? · (?P<minutes>\d+) (?:min|分钟)</span>"
 )
 HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*$", re.M)
 UNBADGED = ("learning objectives", "prerequisites", "further reading")
@@ -87,8 +88,8 @@ def sections(nb) -> tuple[list[Section], list[str]]:
         mark = BADGE.search(source) if heading else None
         if mark:
             kind = mark["kind"]
-            if kind == CORE and mark["lecture"]:
-                lecture = int(mark["lecture"])
+            if kind == CORE and (mark["lecture"] or mark["lecture_zh"]):
+                lecture = int(mark["lecture"] or mark["lecture_zh"])
             found.append(Section(heading[2], len(heading[1]), i, kind, int(mark["minutes"]), lecture))
         elif heading and heading[2].strip().lower().rstrip(":") in UNBADGED:
             found.append(Section(heading[2], len(heading[1]), i, CORE, 0, lecture))

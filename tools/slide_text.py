@@ -13,7 +13,8 @@ A slide carries whole sentences, never a sentence cut short: the cell's full tex
 - A table keeps every cell's first sentence when it is wordy; one of more than ``PAGE`` words goes on over slides,
   its header row on each.
 
-Formulas and code spans count as one word and are never split.
+Formulas and code spans count as one word and are never split. Chinese text has no spaces between words: there
+each Chinese character counts as ``1 / CJK_CHARS_PER_WORD`` of a word, and a sentence ends at 。, ！ or ？ too.
 """
 
 from __future__ import annotations
@@ -30,13 +31,39 @@ LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)\s]+\)")
 # An atom: a run of non-space characters, where a formula or a code span (spaces and all) counts as one.
 ATOM = re.compile(r"(?:\$\$.+?\$\$|\$[^$]+\$|`[^`]+`|[^\s$`])+", re.S)
 LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+[.)])\s+")
-SENTENCE_END = re.compile(r"[.?!][*_)\]\"'”’]*$")
+SENTENCE_END = re.compile(r"[.?!。！？][*_)\]\"'”’」）]*$")
+# Chinese: a word count by spaces is meaningless (a paragraph has none). A Chinese character counts as a fraction of
+# a word, from the course's own translations: over every catalogue of locale/zh_CN (2026-12-02), the English of the
+# translated units has 83,933 words, of which 14,722 stay in Latin letters in the Chinese (names, code, numbers); the
+# other 69,211 became 131,733 Chinese characters: 1.90 characters a word (median of the units 1.84, quartiles 1.69
+# and 2.00). tests/test_chinese_edition.py measures it again. Punctuation counts as nothing, as in English.
+CJK_CHARS_PER_WORD = 1.9
+CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # ideographs: what is counted
+CJK_RUN = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")  # and punctuation
+CJK_STOP = re.compile(r"(?<=[。！？])([”’」）]*)(?=[^\s”’」）])")  # where a Chinese sentence ends inside a run of text
+PROTECTED = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|`[^`]+`", re.S)
 
 
 def words(markdown: str) -> int:
-    """Visible words of a piece of Markdown: a formula or a code span counts as one, HTML tags as none."""
+    """Visible words of a piece of Markdown: a formula or a code span counts as one, HTML tags as none, a Chinese
+    character as 1 / CJK_CHARS_PER_WORD (the total rounded)."""
     text = re.sub(r"<[^>]+>", " ", LINK.sub(r"\1", markdown))
-    return sum(1 for atom in ATOM.findall(text) if re.search(r"[\w$`]", atom))
+    if not CJK_RUN.search(text):
+        return sum(1 for atom in ATOM.findall(text) if re.search(r"[\w$`]", atom))
+    chinese = len(CJK_CHAR.findall(PROTECTED.sub(" ", text)))
+    latin = PROTECTED.sub(lambda m: CJK_RUN.sub("", m[0]), text)  # Chinese in a formula: the formula is one word
+    latin = sum(1 for atom in ATOM.findall(CJK_RUN.sub(" ", latin)) if re.search(r"[\w$`]", atom))
+    return latin + round(chinese / CJK_CHARS_PER_WORD)
+
+
+def _split_chinese_sentences(text: str) -> str:
+    """``text`` with a space after each Chinese sentence end that is followed by more text (outside formulas and
+    code spans), so that a Chinese sentence is a run of atoms like an English one."""
+    out, last = [], 0
+    for m in PROTECTED.finditer(text):
+        out += [CJK_STOP.sub(r"\1 ", text[last : m.start()]), m[0]]
+        last = m.end()
+    return "".join(out) + CJK_STOP.sub(r"\1 ", text[last:])
 
 
 def blocks(markdown: str) -> list[tuple[str, str]]:
@@ -104,23 +131,29 @@ def _abbreviation(atom: str) -> bool:
 def sentences(text: str) -> list[str]:
     """The sentences of a paragraph, each whole (links as their text; formulas and code spans never split). A bold
     lead that ends with a full stop ("**Step 1.**") belongs to the sentence after it."""
-    atoms = ATOM.findall(LINK.sub(r"\1", text))
+    atoms = ATOM.findall(_split_chinese_sentences(LINK.sub(r"\1", text)))
     out, current, bold = [], [], False
     for atom in atoms:
         current.append(atom)
         bold ^= atom.count("**") % 2 == 1
         ends = SENTENCE_END.search(re.sub(r"\$[^$]*\$|`[^`]*`", "", atom)) and not _abbreviation(atom)
         if ends and not bold and not _is_lead(current):
-            out.append(" ".join(current))
+            out.append(_joined(current))
             current = []
     if current:
-        out.append(" ".join(current))
+        out.append(_joined(current))
     return out
 
 
+def _joined(atoms: list[str]) -> str:
+    """Atoms back into text: a space between two, none after a Chinese sentence end (where sentences() split)."""
+    return re.sub(r"(?<=[。！？”’」）]) (?=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])", "", " ".join(atoms))
+
+
 def _is_lead(current: list[str]) -> bool:
-    """True when ``current`` is a bold lead on its own ("**Step 1.**"), which joins the sentence after it."""
-    return current[0].startswith("**") and current[-1].endswith("**")
+    """True when ``current`` is a bold lead on its own ("**Step 1.**", "**第 1 步**。"), which joins the sentence after
+    it."""
+    return current[0].startswith("**") and re.search(r"\*\*[。：]?$", current[-1]) is not None
 
 
 def first_sentence(text: str) -> str:

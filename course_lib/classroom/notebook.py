@@ -28,15 +28,16 @@ __all__ = [
     "written_parts",
 ]
 
-# "### Exercise 3 ...", "**Exercise 3 — ...**" in markdown, "# Exercise 3: ..." in code
-_EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*Exercise\s+(\w+)")
+# "### Exercise 3 ...", "**Exercise 3 — ...**" in markdown, "# Exercise 3: ..." in code; in a Chinese twin
+# (notebooks/zh/) "### 练习 3：...", "**练习 3，用文字回答**": the label is "Exercise 3" in both.
+_EXERCISE_RE = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\s+|练习\s*)([0-9A-Za-z]\w*)")
 VARIANT_RE = re.compile(r"^VARIANT = [^#\n]*?(\s*#.*)?$", re.MULTILINE)  # the value, then a comment kept
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _CHECK_RE = re.compile(r"\bcheck_(?:answer|close|function)\(|^\s*assert\b", re.MULTILINE)
 # A written answer (a "why?" that a person marks): a markdown cell with this tag after the exercise's solution, its
 # question first, then a paragraph that begins "**Model answer" with the answer and how it is marked.
 WRITTEN_TAG = "written-answer"
-_MODEL_ANSWER_RE = re.compile(r"(?m)^\*\*Model answer")
+_MODEL_ANSWER_RE = re.compile(r"(?m)^\*\*(?:Model answer|参考答案)")  # "参考答案": a Chinese twin's
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The rules a projected slide must meet (issues 29 and 44), measured in the browser on every slide of a deck at
 1280x720: for the back row of a hall of 120.
 
-- at most 90 visible words a slide, 40 on average; nothing past the slide's edges, nothing below its bottom;
+- at most 90 visible words a slide, 40 on average (a Chinese character counts as 1 / CJK_CHARS_PER_WORD of a word,
+  as in tools/slide_text.py); nothing past the slide's edges, nothing below its bottom;
 - code and printed output at 22 px or more (tables of output too), and never wrapped: every line of a code or output
   block is drawn as one line;
 - no sentence cut short: no paragraph, list item, table cell or quote ends with an ellipsis;
@@ -21,6 +22,8 @@ from __future__ import annotations
 import re
 import statistics
 
+from tools.slide_text import CJK_CHARS_PER_WORD
+
 SCREEN = {"width": 1280, "height": 720}
 MIN_CODE_PX = 22
 MIN_FIGURE_TEXT_PX = 16
@@ -31,7 +34,7 @@ FIGURE_TEXT_NATURAL_PX = 8 / 72 * 100
 PROMPTS = r"In \[\s*\d*\]:|Out\[\s*\d*\]:"  # anywhere on a slide
 MARKERS = r"NBVAL_|BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|MARK SCHEME|nbgrader"  # in code (prose may name them)
 
-MEASURE = r"""async ([prompts, markers, naturalPx]) => {
+MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
   await new Promise(done => {
     const ready = () => document.documentElement.classList.contains('course-notes-ready');
     if (ready()) return done(true);
@@ -42,6 +45,8 @@ MEASURE = r"""async ([prompts, markers, naturalPx]) => {
   probe.style.cssText = 'position: fixed; left: 0; top: 0; width: 600px; font-size: 16px; visibility: hidden;';
   document.body.appendChild(probe);
   const CJK = /[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]/;
+  const CJK_RUN = /[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+/g;
+  const CJK_CHAR = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/g;
   const prompt = new RegExp(prompts, 'g'), marker = new RegExp(markers, 'g');
   Reveal.configure({transition: 'none', backgroundTransition: 'none'});
   const slides = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.classList.contains('stack'));
@@ -53,17 +58,18 @@ MEASURE = r"""async ([prompts, markers, naturalPx]) => {
     await new Promise(done => MathJax.Hub.Queue(() => done(true)));
     await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
     const box = s.getBoundingClientRect();
-    let words = 0, text = '';
+    let words = 0, chinese = 0, text = '';
     const walker = document.createTreeWalker(s, NodeFilter.SHOW_TEXT);
     const cjkFonts = new Set();
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       const el = n.parentElement;
       if (!el || skip(el) || el.closest('.MathJax, .MathJax_Display, .MathJax_SVG')) continue;
       text += n.textContent + ' ';
-      words += n.textContent.split(/\s+/).filter(w => /[\p{L}\p{N}]/u.test(w)).length;
+      chinese += (n.textContent.match(CJK_CHAR) || []).length;  // a fraction of a word each (tools/slide_text.py)
+      words += n.textContent.replace(CJK_RUN, ' ').split(/\s+/).filter(w => /[\p{L}\p{N}]/u.test(w)).length;
       if (CJK.test(n.textContent)) cjkFonts.add(getComputedStyle(el).fontFamily);
     }
-    words += [...s.querySelectorAll('.MathJax')].filter(m => !skip(m)).length;
+    words += Math.round(chinese / cjkPerWord) + [...s.querySelectorAll('.MathJax')].filter(m => !skip(m)).length;
     const overflow = [];
     let widest = 0;
     for (const el of s.querySelectorAll('*')) {
@@ -131,7 +137,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx]) => {
 
 
 def measure(page) -> list[dict]:
-    return page.evaluate(MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX])
+    return page.evaluate(MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX, CJK_CHARS_PER_WORD])
 
 
 def summary(rows: list[dict]) -> dict:
