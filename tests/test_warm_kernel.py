@@ -63,9 +63,14 @@ def test_a_warm_kernel_sees_what_a_cold_one_sees_and_its_cpu_is_reported(tmp_pat
         out_dir = tmp_path / ("warm" if warm else "cold")
         out_dir.mkdir()
         notebook = facts_notebook(out_dir, out_dir / "facts.json")
-        result, cells, lines = run_nbval(notebook, out_dir, warm=warm)
+        result, cells, lines = run_nbval(notebook, out_dir, warm=warm, extra=["--trace-config"])
         assert result.returncode == 0 and all(cells.values()), result.stdout + result.stderr
         assert "cold start" not in result.stderr, result.stderr
+        registered = [line for line in result.stdout.splitlines() if line.startswith("PLUGIN registered")]
+        assert any("nbval.plugin" in line for line in registered), result.stdout[:3000]
+        unused = [line for line in registered for name in ("_hypothesis_pytestplugin", "anyio.pytest_plugin")
+                  if name in line]  # fmt: skip
+        assert unused == [], "warm_kernel.UNUSED_PLUGINS are loaded"
         seen[warm] = json.loads((out_dir / "facts.json").read_text())
         kernels = [line for line in lines if "notebook" in line]
         if warm:  # the forked kernel's own CPU: the burnt half second, not the server's imports (about 2 s)
@@ -109,6 +114,32 @@ def test_a_kernel_whose_environment_differs_starts_cold(tmp_path, monkeypatch):
             assert ("ATEN_CPU_CAPABILITY" in reply["cold"]) == cold, (change, reply)
     finally:
         warm_kernel.pytest_sessionfinish(type("Session", (), {"config": object()})())
+
+
+def test_nbval_formats_a_kernel_message_only_for_a_debug_log(caplog, monkeypatch):
+    """defer_formatting: the log line that nbval writes for each kernel message is formatted only when a debug log is
+    written, and then reads as before."""
+    import importlib.util
+    import logging
+    import pprint
+    import types
+
+    source = open(importlib.util.find_spec("nbval.kernel").origin, encoding="utf-8").read()
+    assert "from pprint import pformat" in source and "pformat(msg))" in source, "nbval changed: is the patch needed?"
+    formatted, real = [], pprint.pformat
+    monkeypatch.setattr(pprint, "pformat", lambda obj: formatted.append(obj) or real(obj))
+    nbval_kernel = types.SimpleNamespace(pformat=pprint.pformat)  # what nbval.kernel holds: pprint's function
+    warm_kernel.defer_formatting(nbval_kernel)
+    logger, message = logging.getLogger("nbval-stand-in"), {"content": {"data": {"image/png": "iVBOR" * 100}}}
+    with caplog.at_level(logging.INFO, logger="nbval-stand-in"):
+        logger.debug("Kernel message (%s):\n%s", "iopub", nbval_kernel.pformat(message))
+    assert formatted == [] and caplog.records == []
+    with caplog.at_level(logging.DEBUG, logger="nbval-stand-in"):
+        logger.debug("Kernel message (%s):\n%s", "iopub", nbval_kernel.pformat(message))
+    assert formatted and all(obj is message for obj in formatted)  # once per handler that writes the record
+    assert caplog.records[0].getMessage() == f"Kernel message (iopub):\n{real(message)}"
+    warm_kernel.defer_formatting(nbval_kernel)  # once only: a deferred pformat is not deferred again
+    assert nbval_kernel.pformat is warm_kernel._Formatted
 
 
 def test_the_command_line_says_how_to_use_it():

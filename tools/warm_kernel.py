@@ -326,11 +326,20 @@ if __name__ != "__main__":
     # those two formats). Only in pytest's processes: the server and its kernels never see this line.
     sys.modules.setdefault("rfc3987_syntax", None)
 
+# pytest plugins installed with the dev tools that a notebook run never uses, kept out of its pytest processes:
+# hypothesis's imports the whole of hypothesis for its terminal summary (0.2 s of CPU in each pytest process, 0.8 s
+# where pytest cannot cache its rewritten modules, e.g. under PYTHONDONTWRITEBYTECODE: 126 of them rewritten each
+# time), anyio's asks at start-up which async back-ends are installed. A -p plugin is registered before the installed
+# ones are loaded, so blocking them in pytest_addoption (called at its registration) keeps them from loading at all.
+UNUSED_PLUGINS = ("hypothesispytest", "anyio")
+
 _server = None  # (the server's process, its socket) in this pytest process, once started
 _notebook = None  # the notebook whose kernel nbval starts next
 
 
-def pytest_addoption(parser) -> None:
+def pytest_addoption(parser, pluginmanager) -> None:
+    for name in UNUSED_PLUGINS:
+        pluginmanager.set_blocked(name)
     parser.addoption(
         "--kernel-cpu-report",
         metavar="FILE",
@@ -346,10 +355,12 @@ def pytest_configure(config) -> None:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             open(path, "w").close()
     try:
+        from nbval import kernel as nbval_kernel
         from nbval.kernel import NbvalKernelspecManager
         from nbval.plugin import IPyNbFile
     except ImportError:
         return
+    defer_formatting(nbval_kernel)
     if getattr(config.option, "numprocesses", None) and os.environ.get(SWITCH_ENV) != "0":
         # pytest-xdist's controller, before it starts its workers: one server for all of them (each worker's kernels
         # are forked from it: its imports are paid once per run, not once per worker); the workers inherit its socket
@@ -372,6 +383,31 @@ def pytest_configure(config) -> None:
 
     NbvalKernelspecManager.get_kernel_spec = get_kernel_spec
     IPyNbFile.setup = setup_notebook
+
+
+class _Formatted:
+    """``pprint.pformat(obj)``, computed when a log record is written, not before: see defer_formatting."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj) -> None:
+        self.obj = obj
+
+    def __str__(self) -> str:
+        import pprint
+
+        return pprint.pformat(self.obj)
+
+
+def defer_formatting(module) -> None:
+    """nbval's ``get_message`` logs every kernel message as ``logger.debug("...%s", stream, pformat(msg))``, which
+    pretty-prints the message (a figure's PNG in base64 among them) whether or not debug logging is on: a fifth of a
+    pytest process's CPU in a notebook run, about 0.1 s a notebook here. With ``module.pformat`` (the name nbval.kernel
+    calls) deferred, a debug log shows the same text, and without one nothing is formatted."""
+    import pprint
+
+    if getattr(module, "pformat", None) is pprint.pformat:
+        module.pformat = _Formatted
 
 
 def _start_server() -> str:
