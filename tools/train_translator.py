@@ -1,0 +1,120 @@
+"""Train notebook 14's translator (English dates into Chinese) for all its steps and write data/translator.npz.
+
+The model is a ``course_lib.Translator`` (D = 32, 4 heads, two encoder and two decoder blocks, pre-LN, F = 64) built
+right after ``course_lib.set_seed(SEED)``. The data are ``course_lib.date_splits(SIZES, seed=DATA_SEED)``; the source
+is cut with ``course_lib.date_tokens``, the target into characters, each vocabulary the three special tokens and then
+the sorted tokens of the training pairs, exactly as notebook 14 builds them. Each step draws ``BATCH`` training pairs
+from a ``torch.Generator`` seeded with 0 and takes one AdamW step (weight decay ``WEIGHT_DECAY``, then
+``course_lib.train.adam_step``) on the teacher-forced cross-entropy; the learning rate rises to ``LR`` over the first
+10 % of the steps, stays, and falls linearly almost to zero over the last 40 %. This is notebook 14's training cell,
+operation for operation: the notebook runs its first ``EARLY`` steps itself and checks its first losses against
+``loss`` below, then loads the weights of the whole run.
+
+The file holds the trained weights in float32 (``w.<name>``: the weights as trained, so the notebook's model is the
+one this script trained), the loss of every step (``loss``), the teacher-forced cross-entropy of the trained weights
+on the validation pairs (``val_loss``) and the settings (``config``). tests/test_train_translator.py checks the
+script's first steps against ``loss`` and the shipped weights against ``val_loss``.
+
+Usage (about 4 s of one CPU core here):
+    python -m tools.train_translator data/translator.npz
+then compare the printed SHA-256 with data/SOURCES.md (the bytes depend on the CPU's arithmetic; the first losses and
+the validation loss the checks compare do not, to the precision they check).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import course_lib as cl
+from course_lib.train import adam_step
+
+SEED, DATA_SEED, SIZES = 0, 14, (4000, 250, 500)
+STEPS, EARLY, BATCH, LR, WEIGHT_DECAY = 160, 40, 64, 1e-2, 0.01
+SPECIALS, PAD, BOS, EOS = ("<pad>", "<bos>", "<eos>"), 0, 1, 2
+MODEL = dict(d_model=32, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=64)
+
+
+def data() -> tuple[tuple[list[str], list[str]], tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+    """((source vocabulary, target vocabulary), training ids, validation ids), each ids a pair (sources, targets):
+    sources ``(N, S)``, targets ``(N, L + 1)`` with ``<bos>`` first and ``<eos>`` last, padded with ``PAD``."""
+    train_pairs, val_pairs, _ = cl.date_splits(SIZES, seed=DATA_SEED)
+    src_names = [*SPECIALS, *sorted({t for en, _ in train_pairs for t in cl.date_tokens(en)})]
+    tgt_names = [*SPECIALS, *sorted({ch for _, zh in train_pairs for ch in zh})]
+    src_index = {t: i for i, t in enumerate(src_names)}
+    tgt_index = {t: i for i, t in enumerate(tgt_names)}
+
+    def encode(pairs):
+        sources = [torch.tensor([src_index[t] for t in cl.date_tokens(en)]) for en, _ in pairs]
+        targets = [torch.tensor([BOS] + [tgt_index[ch] for ch in zh] + [EOS]) for _, zh in pairs]
+        return cl.pad_sequences(sources, PAD)[0], cl.pad_sequences(targets, PAD)[0]
+
+    return (src_names, tgt_names), encode(train_pairs), encode(val_pairs)
+
+
+def new_model(src_vocab_size: int, tgt_vocab_size: int) -> cl.Translator:
+    cl.set_seed(SEED)
+    return cl.Translator(src_vocab_size, tgt_vocab_size, **MODEL, pad_index=PAD)
+
+
+def learning_rate(step: int) -> float:
+    return LR * min((step + 1) / (0.1 * STEPS), 1.0, (STEPS - step) / (0.4 * STEPS))
+
+
+def train(model: cl.Translator, train_src: torch.Tensor, train_tgt: torch.Tensor, steps: int) -> list[float]:
+    """Train ``model`` in place for the first ``steps`` of the ``STEPS``; returns the loss of every step."""
+    moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in model.parameters()]
+    g, losses = torch.Generator().manual_seed(0), []
+    for step in range(steps):
+        batch = torch.randint(0, len(train_src), (BATCH,), generator=g)
+        src_ids, tgt_ids = train_src[batch], train_tgt[batch]
+        logits = model(src_ids, tgt_ids[:, :-1])  # teacher forcing: (B, L, V)
+        loss = F.cross_entropy(logits.flatten(0, 1), tgt_ids[:, 1:].flatten(), ignore_index=PAD)
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p, m in zip(model.parameters(), moments, strict=True):
+                adam_step(p.mul_(1 - learning_rate(step) * WEIGHT_DECAY), p.grad, m, step + 1, lr=learning_rate(step))
+        losses.append(loss.item())
+    return losses
+
+
+@torch.no_grad()
+def evaluate(model: cl.Translator, src: torch.Tensor, tgt: torch.Tensor) -> float:
+    """The teacher-forced cross-entropy of ``model`` on every target token of the pairs (padding skipped)."""
+    logits = model.eval()(src, tgt[:, :-1])
+    return F.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten(), ignore_index=PAD).item()
+
+
+def main() -> None:
+    from tools.make_hf_reference import write_npz
+
+    torch.set_num_threads(1)
+    out = sys.argv[1]
+    start = time.process_time()
+    (src_names, tgt_names), (train_src, train_tgt), (val_src, val_tgt) = data()
+    model = new_model(len(src_names), len(tgt_names))
+    losses = train(model, train_src, train_tgt, STEPS)
+    val_loss = evaluate(model, val_src, val_tgt)
+    arrays = {f"w.{k}": v.detach().numpy() for k, v in model.state_dict().items()}
+    config = [SEED, DATA_SEED, *SIZES, STEPS, EARLY, BATCH, *MODEL.values()]
+    arrays |= {
+        "loss": np.array(losses, dtype=np.float32),
+        "val_loss": np.array([val_loss], dtype=np.float32),
+        "config": np.array(config, dtype=np.int64),
+    }
+    write_npz(out, arrays)
+    data_bytes = open(out, "rb").read()
+    print(f"{sum(p.numel() for p in model.parameters()):,} parameters; loss {losses[0]:.3f} -> "
+          f"{sum(losses[-10:]) / 10:.4f} (last 10); validation loss {val_loss:.4f}")  # fmt: skip
+    print(f"{time.process_time() - start:.1f} s of CPU; wrote {out}: {len(data_bytes):,} bytes, sha256 "
+          f"{hashlib.sha256(data_bytes).hexdigest()}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
