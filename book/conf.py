@@ -74,6 +74,8 @@ if CJK_FONT.is_file():
 
 
 def setup(app):
-    """The language switch on every page, and in the Chinese book launch buttons that open the twins
-    (tools/book_zh.py; after the theme's own handlers, which run at priority 501)."""
-    app.connect("html-page-context", book_zh.add_switch(CHINESE, book_zh.chinese_pages([*PAGES, GLOSSARY])), 502)
+    """The language switch on every page (before the theme drops empty templates), and in the Chinese book launch
+    buttons that open the twins (after the theme makes them, at priority 501): tools/book_zh.py."""
+    app.connect("html-page-context", book_zh.add_switch(CHINESE, book_zh.chinese_pages([*PAGES, GLOSSARY])), 400)
+    if CHINESE:
+        app.connect("html-page-context", book_zh.launch_twins(), 502)

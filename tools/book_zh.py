@@ -150,13 +150,23 @@ def switch_url(pagename: str, chinese: bool, twinned: set[str]) -> str:
 
 def add_switch(chinese: bool, twinned: set[str]):
     """A Sphinx ``html-page-context`` handler that gives a page the switch's link (book/_templates/
-    course-language.html draws it), and a Chinese page Colab and Binder buttons that open its twin."""
-    launch = launch_paths() if chinese else {}
+    course-language.html draws it). Connect it before the theme drops the templates that draw nothing (priority
+    500)."""
 
     def handler(app, pagename, templatename, context, doctree):
         context["course_language_url"] = switch_url(pagename, chinese, twinned)
         context["course_language_label"] = "English" if chinese else "中文"
         context["course_language_code"] = "en" if chinese else "zh-CN"
+
+    return handler
+
+
+def launch_twins():
+    """A Sphinx ``html-page-context`` handler for the Chinese book: the Colab and Binder buttons of a page open its
+    twin. Connect it after the theme makes the buttons (priority 501)."""
+    launch = launch_paths()
+
+    def handler(app, pagename, templatename, context, doctree):
         twin = launch.get(pagename)
         if twin:
             english = f"/{pagename}.ipynb"

@@ -26,6 +26,9 @@ PAGE = 60  # words of prose at most on one slide: a longer list continues on the
 MAX_SENTENCE = 45  # a lone first sentence up to this long is shown past BUDGET; a longer one stays in the notes
 KEEP = 38  # a slide of at most this many words is shown whole
 CONTINUED = " (continued)"
+CONTINUED_ZH = "（续）"  # after a Chinese heading
+SLIDE_MAX = 85  # words a slide's heading, prose and tables may hold together before a table goes on the next slide
+# (the browser test allows 90: tests/e2e/slide_metrics.py; a Chinese translation can be denser than its English)
 BADGE_LINE = re.compile(r'^\s*<span class="section-badge[^"]*">.*?</span>\s*$', re.M)
 LINK = re.compile(r"(?<!!)\[([^\]]+)\]\([^)\s]+\)")
 # An atom: a run of non-space characters, where a formula or a code span (spaces and all) counts as one.
@@ -245,7 +248,7 @@ def _layout(parts: list[tuple[str, str]], limit: int, heading: str | None) -> li
 
 
 def _continued(heading: str) -> str:
-    return heading.rstrip() + CONTINUED
+    return heading.rstrip() + (CONTINUED_ZH if CJK_RUN.search(heading) else CONTINUED)
 
 
 def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
@@ -262,6 +265,9 @@ def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
             continue
         if kind == "table":
             tables = table_pages(short_table(LINK.sub(r"\1", text)))
+            shown = sum(words(t) for k, t in chosen if k != "break")
+            if chosen and shown + words(tables[0]) > SLIDE_MAX:
+                chosen.append(("break", ""))
             chosen += [("table", tables[0])] + [part for t in tables[1:] for part in (("break", ""), ("table", t))]
         elif kind in ("heading", "math", "html"):
             chosen.append((kind, LINK.sub(r"\1", text)))

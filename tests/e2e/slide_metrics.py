@@ -1,8 +1,9 @@
 """The rules a projected slide must meet (issues 29 and 44), measured in the browser on every slide of a deck at
 1280x720: for the back row of a hall of 120.
 
-- at most 90 visible words a slide, 40 on average (a Chinese character counts as 1 / CJK_CHARS_PER_WORD of a word,
-  as in tools/slide_text.py); nothing past the slide's edges, nothing below its bottom;
+- at most 90 visible words a slide, 40 on average (in prose a Chinese character counts as 1 / CJK_CHARS_PER_WORD of
+  a word, as in tools/slide_text.py; code and output are counted by spaces, as tools/deck.py counts them); nothing
+  past the slide's edges, nothing below its bottom;
 - code and printed output at 22 px or more (tables of output too), and never wrapped: every line of a code or output
   block is drawn as one line;
 - no sentence cut short: no paragraph, list item, table cell or quote ends with an ellipsis;
@@ -65,8 +66,12 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
       const el = n.parentElement;
       if (!el || skip(el) || el.closest('.MathJax, .MathJax_Display, .MathJax_SVG')) continue;
       text += n.textContent + ' ';
-      chinese += (n.textContent.match(CJK_CHAR) || []).length;  // a fraction of a word each (tools/slide_text.py)
-      words += n.textContent.replace(CJK_RUN, ' ').split(/\s+/).filter(w => /[\p{L}\p{N}]/u.test(w)).length;
+      // Prose: a Chinese character is a fraction of a word (tools/slide_text.py). Code and printed output are counted
+      // by spaces, as tools/deck.py shapes them: a line of Chinese data (12's generated poems) is one word a run.
+      const prose = !el.closest('pre, code');
+      if (prose) chinese += (n.textContent.match(CJK_CHAR) || []).length;
+      const spaced = prose ? n.textContent.replace(CJK_RUN, ' ') : n.textContent;
+      words += spaced.split(/\s+/).filter(w => /[\p{L}\p{N}]/u.test(w)).length;
       if (CJK.test(n.textContent)) cjkFonts.add(getComputedStyle(el).fontFamily);
     }
     words += Math.round(chinese / cjkPerWord) + [...s.querySelectorAll('.MathJax')].filter(m => !skip(m)).length;

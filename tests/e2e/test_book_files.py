@@ -32,8 +32,8 @@ def test_sphinx_reported_no_warnings():
     """A Sphinx warning is a reader's problem: a broken link or anchor, a bad formula, a lost figure
     (tools/build_book.py writes them to build/book-warnings.txt). One kind is tolerated: a link to a notebook that
     does not exist yet (a course published before its last chapters), which the book shows as plain text."""
-    log = HTML.parent / "book-warnings.txt"
-    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    logs = [HTML.parent / "book-warnings.txt", HTML.parent / "book-warnings-zh.txt"]  # English, Chinese edition
+    lines = [line for log in logs if log.exists() for line in log.read_text(encoding="utf-8").splitlines()]
     warnings = [line for line in lines if "WARNING" in line]
     unwritten = re.compile(r"(?:target not found|Unknown source document):? '(?:\.\./)?(notebooks/[^']+?)(?:\.ipynb)?'")
     tolerated = [w for w in warnings if (m := unwritten.search(w)) and not (ROOT / f"{m[1]}.ipynb").exists()]
@@ -54,3 +54,61 @@ def test_every_chapter_launches_itself_in_colab_and_binder():
         for url in (build_book.colab_url(path), build_book.binder_url(path)):
             assert html.escape(url) in page or url in page, f"{nb.stem}.html has no launch button to {url}"
         assert f"../slides/{build_book.slides_name(path)}" in page, f"{nb.stem}.html does not link its slides"
+
+
+ZH = HTML / "zh"
+TWINS = sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))
+
+
+def switch_target(page: Path) -> Path | None:
+    """The page that a built page's language switch (book/_templates/course-language.html) leads to."""
+    found = re.search(r'<a class="btn btn-sm course-language" href="([^"]+)"', page.read_text(encoding="utf-8"))
+    return (page.parent / html.unescape(found[1])).resolve() if found else None
+
+
+def test_every_page_switches_to_its_twin_and_back():
+    """Every page of both books has the switch; an English page with a Chinese twin leads to it and the twin leads
+    back; an English page without one leads to the Chinese landing page (tools/book_zh.py)."""
+    if not TWINS:
+        return
+    english = [p for p in HTML.rglob("*.html") if not p.is_relative_to(ZH) and "_static" not in p.parts]
+    chinese = [p for p in ZH.rglob("*.html") if "_static" not in p.parts and "slides" not in p.parts]
+    english = [p for p in english if "slides" not in p.parts]
+    assert len(chinese) >= len(TWINS) + 1
+    for page in english:
+        twin = ZH / page.relative_to(HTML)
+        assert switch_target(page) == (twin if twin.is_file() else ZH / "index.html").resolve(), page
+    for page in chinese:
+        assert switch_target(page) == (HTML / page.relative_to(ZH)).resolve(), page
+
+
+def test_every_chinese_chapter_launches_its_twin_and_links_its_slides():
+    for nb in TWINS:
+        page = (ZH / "notebooks" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        path = f"notebooks/zh/{nb.name}"
+        for url in (build_book.colab_url(path), build_book.binder_url(path)):
+            assert html.escape(url) in page or url in page, f"zh/{nb.stem}.html has no launch button to {url}"
+        assert (
+            f"../slides/{build_book.slides_name(path)}" in page and (ZH / "slides" / f"{nb.stem}.slides.html").is_file()
+        )
+        assert '<html lang="zh-CN"' in page, f"zh/{nb.stem}.html is not marked as Chinese"
+
+
+def test_the_cjk_font_has_every_character_the_chinese_book_shows():
+    """No tofu in the Chinese book: every Chinese character of its pages and decks (the theme's own words in
+    zh_CN included) is in the course's font subset, which every font stack of the pages and slides names."""
+    from fontTools.ttLib import TTFont
+
+    if not TWINS:
+        return
+    cmap = TTFont(str(build_book.CJK_FONT))["cmap"].getBestCmap()
+    shown = set()
+    for page in ZH.rglob("*.html"):
+        text = re.sub(
+            r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", page.read_text(encoding="utf-8"), flags=re.S
+        )
+        shown |= set(
+            re.findall(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9ffe\uf900-\ufaff\uff00-\uffef]", html.unescape(text))
+        )
+    missing = sorted(c for c in shown if ord(c) not in cmap)
+    assert not missing, f"characters of build/html/zh without a glyph in {build_book.CJK_FONT.name}: {''.join(missing)}"

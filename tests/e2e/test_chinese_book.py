@@ -1,0 +1,122 @@
+"""The Chinese edition of the book (build/html/zh, tools/book_zh.py) in headless Chromium: its glyphs are drawn from
+the course's font subset (no empty boxes on a machine without a CJK font, like CI's), the language switch leads from
+a page to its twin and back, and every Chinese deck passes the checks of a projected slide that the English decks
+pass (tests/e2e/slide_metrics.py). The decks are measured in one browser page, one after the other: CI's time."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import slide_metrics
+from tests.e2e.test_book_in_browser import assert_offline, broken_links, check_images, check_math, figures_in, open_page
+from tools import book_zh, build_book, sections
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "build" / "html"
+TWINS = book_zh.twins()
+needs_twins = pytest.mark.skipif(not TWINS, reason="no Chinese twin in notebooks/zh")
+FONT = "Noto Sans SC Course Subset"
+
+# Chinese characters drawn twice on a canvas, with the subset first and with the fallback alone: without the subset
+# (on CI: no CJK font at all) the two drawings are the same empty boxes. Returns [ink, ink-weighted x] of each.
+INK = """text => [`"${FONT}", monospace`, 'monospace'].map(family => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 600; canvas.height = 60;
+    const c = canvas.getContext('2d');
+    c.font = '40px ' + family;
+    c.fillText(text, 5, 45);
+    const alpha = c.getImageData(0, 0, 600, 60).data.filter((_, i) => i % 4 === 3);
+    return [alpha.reduce((a, b) => a + b, 0), alpha.reduce((a, b, i) => a + b * (i % 600), 0)];
+})""".replace("${FONT}", FONT)
+
+
+def glyphs_drawn(page, where: str) -> str:
+    """Assert that the page's Chinese text is drawn with the course's font; return the sample checked."""
+    sample = page.evaluate(
+        """() => (document.querySelector('main, .reveal .slides').innerText.match(/[\\u4e00-\\u9fff]/g) || [])
+            .filter((c, i, all) => all.indexOf(c) === i).slice(0, 12).join('')"""
+    )
+    assert len(sample) >= 6, f"{where}: hardly any Chinese text ({sample!r})"
+    status = page.evaluate(
+        "() => [...document.fonts].filter(f => f.family.includes('Course Subset')).map(f => f.status)"
+    )
+    assert "loaded" in status, f"{where}: the course's CJK font was not loaded ({status})"
+    assert page.evaluate(f"text => document.fonts.check('16px \"{FONT}\"', text)", sample), where
+    ink = page.evaluate(INK, sample)
+    assert ink[0][0] > 0 and ink[0] != ink[1], f"{where}: {sample} drawn like the fallback's boxes: {ink}"
+    return sample
+
+
+@needs_twins
+def test_chinese_pages_draw_their_glyphs_and_switch_both_ways(book_url, guarded, screenshots):
+    page, bad = open_page(guarded, book_url + "zh/index.html")
+    assert book_zh.TITLE in page.title() and page.evaluate("document.documentElement.lang") == "zh-CN"
+    glyphs_drawn(page, "zh/index.html")
+    for twin in TWINS.values():
+        assert page.locator(f'main a[href="notebooks/{Path(twin).stem}.html"]').count() >= 1, f"no link to {twin}"
+    page.screenshot(path=str(screenshots / "book-zh-index.png"), full_page=True)
+    page.locator("a.course-language").first.click()  # Chinese landing page -> English landing page
+    page.wait_for_load_state("load")
+    assert page.url == book_url + "index.html", page.url
+    assert page.locator('main a[href="zh/index.html"]').count() == 1, "the English landing page does not link zh/"
+
+    english = next(nb for nb in TWINS if nb[10:12] == "03") if any(nb[10:12] == "03" for nb in TWINS) else min(TWINS)
+    stem = Path(english).stem
+    page.goto(f"{book_url}notebooks/{stem}.html", wait_until="load")
+    page.locator("a.course-language").first.click()  # English chapter -> its Chinese twin
+    page.wait_for_load_state("load")
+    assert page.url == f"{book_url}zh/notebooks/{stem}.html", page.url
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    glyphs_drawn(page, page.url)
+    n_math = page.locator("main .math").count()
+    assert check_math(page, page.url) >= n_math
+    assert check_images(page, page.url) >= figures_in(ROOT / TWINS[english])
+    page.screenshot(path=str(screenshots / f"book-zh-{stem}.png"))
+    page.locator("a.course-language").first.click()  # and back
+    page.wait_for_load_state("load")
+    assert page.url == f"{book_url}notebooks/{stem}.html", page.url
+    assert_offline(guarded, bad, "zh/index.html and a chapter in both languages")
+
+
+def deck_slides(english: str) -> int:
+    """Slides of a Chinese deck as the build shapes it (tools.deck on the staged twin)."""
+    twin = TWINS[english]
+    nb = book_zh.staged_twin(json.loads((ROOT / twin).read_text(encoding="utf-8")), twin)
+    cells = build_book.slides_notebook(nb, english).cells
+    return sum(1 for c in cells if c.metadata.get("slideshow", {}).get("slide_type") in sections.SLIDE_KINDS)
+
+
+@needs_twins
+def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots):
+    """Each Chinese deck, measured like the English ones (test_book_in_browser.test_every_slide_can_be_projected:
+    size, overflow, code size and wrapping, cut sentences, words with a Chinese character as a fraction of a word,
+    figure text, Chinese text in the course's font, notes links) and its glyphs drawn; all decks in one page."""
+    context = browser.new_context(viewport=slide_metrics.SCREEN)
+    page = context.new_page()
+    found, summaries = [], {}
+    try:
+        for english in TWINS:
+            stem = Path(english).stem
+            url = f"{book_url}zh/slides/{stem}.slides.html"
+            page.goto(url, wait_until="load")
+            page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
+            page.wait_for_function("() => document.documentElement.classList.contains('course-notes-ready')")
+            page.evaluate("() => document.fonts.ready.then(() => true)")
+            assert page.evaluate("Reveal.getTotalSlides()") == deck_slides(english), url
+            glyphs_drawn(page, url)
+            rows = slide_metrics.measure(page)
+            summaries[stem[:2]] = slide_metrics.summary(rows)
+            problems = slide_metrics.problems(rows)
+            links = broken_links(
+                [h for r in rows for h in r["notesLinks"]], HTML / "zh" / "slides" / f"{stem}.slides.html", {}
+            )
+            problems += [f"notes link that opens no page of the book: {href}" for href in links]
+            found += [f"zh/{stem}: {line}" for line in problems]
+            densest = max(rows, key=lambda r: r["words"])
+            page.evaluate("([h, v]) => Reveal.slide(h, v, 1000)", [densest["h"], densest["v"]])
+            page.screenshot(path=str(screenshots / f"deck-zh-{stem[:2]}-densest.png"))
+    finally:
+        context.close()
+        (screenshots / "slides-zh.json").write_text(json.dumps(summaries, indent=1, ensure_ascii=False))
+    assert not found, "Chinese slides a lecturer cannot project as they are:\n" + "\n".join(found[:40])
