@@ -116,6 +116,33 @@ def test_a_kernel_whose_environment_differs_starts_cold(tmp_path, monkeypatch):
         warm_kernel.pytest_sessionfinish(type("Session", (), {"config": object()})())
 
 
+def test_the_server_refuses_a_preload_that_reads_what_is_set_per_kernel_or_starts_a_thread(tmp_path):
+    """The server imports PRELOAD under a watch of os.environ: a module that reads a name of PER_KERNEL at import (the
+    kernel would see the server's value), or starts a thread (lost in the fork), stops it with the reason. A scan of
+    the whole environment (tqdm's envwrap, which torch imports, looks for TQDM_* names so) is allowed."""
+    modules = {
+        "reads_columns": "import os\nWIDTH = int(os.environ.get('COLUMNS', '80'))\n",
+        "starts_a_thread": "import threading\nthreading.Thread(target=threading.Event().wait, daemon=True).start()\n",
+        "scans": "import os\nTQDM = {k: v for k, v in os.environ.items() if k.startswith('TQDM_')}\n",
+    }
+    for name, source in modules.items():
+        (tmp_path / f"{name}.py").write_text(source)
+    outcomes = {}
+    for name in modules:  # serve() drops sys.path[0] (its own folder): these paths go after it
+        code = (f"import sys; sys.path[1:1] = [{str(ROOT)!r}, {str(tmp_path)!r}]\nfrom tools import warm_kernel\n"
+                f"warm_kernel.PRELOAD = ({name!r},)\nwarm_kernel.serve({str(tmp_path / name)!r})\n")  # fmt: skip
+        env = {**os.environ, "COLUMNS": "99"}
+        result = subprocess.run(
+            [sys.executable, "-c", code], input="", env=env, capture_output=True, text=True, timeout=60
+        )
+        outcomes[name] = (result.returncode, result.stdout.strip(), result.stderr)
+    assert (
+        outcomes["reads_columns"][:2] == (1, "") and "read ['COLUMNS'], set per kernel" in outcomes["reads_columns"][2]
+    )
+    assert outcomes["starts_a_thread"][:2] == (1, "") and "started a thread" in outcomes["starts_a_thread"][2]
+    assert outcomes["scans"][:2] == (0, "ready"), outcomes  # started, then stopped by its closed standard input
+
+
 def test_nbval_formats_a_kernel_message_only_for_a_debug_log(caplog, monkeypatch):
     """defer_formatting: the log line that nbval writes for each kernel message is formatted only when a debug log is
     written, and then reads as before."""

@@ -8,13 +8,16 @@ a third of the course's budget of three minutes (issue 42), for the same imports
 What stays as it was, so that strict nbval compares what a fresh kernel computes:
 - each notebook has its own process, started when nbval asks for a kernel, in which no cell of any notebook has run;
 - its environment, working directory, ``sys.argv`` and ``sys.path`` are those of a cold ``python -m
-  ipykernel_launcher``; IPython, the kernel, the inline backend and IPython's start-up files are set up after the fork;
+  ipykernel_launcher``; IPython's shell, the kernel, the inline backend and IPython's start-up files are set up after
+  the fork (the server imports IPython's modules and the libraries under ipykernel, not ipykernel: see PRELOAD);
 - nothing that reads the environment at import is shared with a kernel whose environment differs: the server compares
   the kernel's environment with its own (all but PER_KERNEL, the variables set per kernel) and on any difference the
   kernel starts cold, the ordinary way, with a line on stderr. Each profile of tools.portability (ATEN_CPU_CAPABILITY,
   MKL_CBWR, start-up files...) runs its own pytest, hence its own server with that environment;
-- PRELOAD holds only modules that read none of PER_KERNEL at import and do not ask whether IPython runs them; course_lib
-  is not among them (a notebook that checks what ``import course_lib`` loads sees a fresh import);
+- PRELOAD holds only modules that read none of PER_KERNEL at import (the server watches os.environ while it imports
+  them and refuses to start if one does), start no thread at import (a thread does not survive a fork; also refused)
+  and do not ask whether IPython runs them; course_lib is not among them (a notebook that checks what ``import
+  course_lib`` loads sees a fresh import);
 - Python's and NumPy's global random states are seeded afresh in each kernel, as a new interpreter's are.
 
 The CPU is still counted, and per notebook: the server reaps each kernel with ``os.wait4`` and is itself reaped by the
@@ -53,15 +56,20 @@ PER_KERNEL = frozenset(
     {SOCKET_ENV, NOTEBOOK_ENV, "JPY_PARENT_PID", "JPY_SESSION_NAME", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES"}
     | {"PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"}
 )
-# What the server imports once (about 4 s of CPU on CI's machine): torch; torch.distributed.tensor, which
-# torch.testing.assert_close imports on its first call (with sympy: 0.8 s here, in every notebook); torch._dynamo, which
-# a torch.optim optimizer imports when it is made (0.8 s, in every notebook that trains); matplotlib's pyplot
-# (its backend is chosen at the first figure, in the kernel) and pandas, which seaborn (plot_attention) imports. Not
-# IPython's and ipykernel's modules (their defaults come from variables set per kernel: ipykernel's parent_handle from
-# JPY_PARENT_PID), nor those that ask at import whether IPython runs them: tqdm.auto, matplotlib_inline, ipywidgets
-# (seaborn imports it). tests/test_warm_kernel.py checks that none of those is loaded before the first cell.
-PRELOAD = ("numpy", "torch", "torch.nn", "torch.distributed.tensor", "torch._dynamo", "matplotlib.pyplot", "pandas")
-NOT_PRELOADED = ("IPython", "ipykernel", "ipywidgets", "comm", "tqdm.auto", "matplotlib_inline", "course_lib")
+# What the server imports once (about 4 s of CPU on CI's machine). First what every kernel imports before the notebook's
+# first line, as a cold kernel does (0.06 s of CPU a kernel here): IPython (its modules; the shell is made in the
+# kernel) and the libraries under ipykernel: pyzmq (no context is made at import), tornado, traitlets, jupyter_client
+# and jupyter_core, pygments. Not ipykernel itself (its defaults come from variables set per kernel: parent_handle from
+# JPY_PARENT_PID), nor debugpy, which ipykernel imports for its debugger (pydevd patches and warns at import). Then
+# torch; torch.distributed.tensor, which torch.testing.assert_close imports on its first call (with sympy: 0.8 s here,
+# in every notebook); torch._dynamo, which a torch.optim optimizer imports when it is made (0.8 s, in every notebook
+# that trains); matplotlib's pyplot (its backend is chosen at the first figure, in the kernel) and pandas, which seaborn
+# (plot_attention) imports. Not those that ask at import whether IPython runs them: tqdm.auto, matplotlib_inline,
+# ipywidgets (seaborn imports it). tests/test_warm_kernel.py checks that none of those is loaded before the first cell.
+KERNEL_STACK = ("IPython", "zmq", "tornado", "traitlets", "jupyter_core", "jupyter_client", "pygments")
+PRELOAD = (*KERNEL_STACK, "numpy", "torch", "torch.nn", "torch.distributed.tensor", "torch._dynamo")
+PRELOAD += ("matplotlib.pyplot", "pandas")
+NOT_PRELOADED = ("ipykernel", "debugpy", "ipywidgets", "comm", "tqdm.auto", "matplotlib_inline", "course_lib")
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # what ipykernel puts in MPLBACKEND where it is unset
 MAX_MESSAGE = 1 << 20
 
@@ -125,18 +133,25 @@ def report(entry: dict) -> None:
 def serve(path: str) -> None:
     """Import PRELOAD, listen on ``path`` and fork one kernel per request until standard input closes (the plugin's
     way to stop it, which also happens when pytest dies) or SIGTERM comes."""
+    import threading
+
     del sys.path[0]  # this file's folder: a kernel's sys.path starts with the standard library, as ipykernel leaves it
     base_env = dict(os.environ)
     if "MPLBACKEND" not in os.environ:  # matplotlib reads it at import: as the kernel will set it
         os.environ["MPLBACKEND"] = INLINE_BACKEND
+    threads, (read, environ) = threading.active_count(), _watch_environ(PER_KERNEL)
     for name in PRELOAD:
         try:
             __import__(name)
         except ImportError:  # a torch built without torch.distributed (some macOS and Windows builds)
             pass
+    os.environ = environ  # noqa: B003 - the real one back: the watching view shared its storage
     early = [name for name in NOT_PRELOADED if name in sys.modules]
     if early:  # a new release of a PRELOAD module imports one of them: say so, and let pytest stop
         sys.exit(f"warm_kernel: PRELOAD imported {early}, which must be imported in the kernel (tools/warm_kernel.py)")
+    if read or threading.active_count() != threads:  # or one that reads what differs per kernel, or starts a thread
+        what = f"read {sorted(read)}, set per kernel," if read else "started a thread"
+        sys.exit(f"warm_kernel: PRELOAD {what} at import: it must be imported in the kernel (tools/warm_kernel.py)")
     os.environ.clear()
     os.environ.update(base_env)
 
@@ -217,6 +232,39 @@ def serve(path: str) -> None:
         kernels[pid] = (conn, env.get(NOTEBOOK_ENV) or "", time.perf_counter())
         _send(conn, {"pid": pid})
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+
+
+def _watch_environ(names) -> tuple[set[str], os._Environ]:
+    """Put in os.environ's place a view of the same environment that notes which of ``names`` are read by name through
+    it (``os.getenv``, ``os.environ.get``, ``[]``, ``in``); (the names read, the real os.environ to put back). A scan
+    of the whole environment is no read of a name (``items()``: tqdm's envwrap looks for TQDM_* names that way, in
+    every process that imports torch), and reads from C code (getenv) are not seen: the names set per kernel are
+    Jupyter's, pytest's and the terminal's."""
+    read: set[str] = set()
+    environ = os.environ
+
+    class Watched(type(environ)):
+        listed = None  # the key a scan (items(), values(), dict()) has just listed, and reads next
+
+        def __iter__(self):
+            for key in super().__iter__():
+                self.listed = key
+                yield key
+            self.listed = None
+
+        def __getitem__(self, key):
+            if key in names and key != self.listed:
+                read.add(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key):
+            if key in names:
+                read.add(key)
+            return super().__contains__(key)
+
+    view = Watched(environ._data, environ.encodekey, environ.decodekey, environ.encodevalue, environ.decodevalue)
+    os.environ = view  # noqa: B003 - not a new environment: a view of the same storage (putenv and unsetenv as before)
+    return read, environ
 
 
 def _become_subreaper() -> None:
