@@ -12,6 +12,10 @@ runs can change what it sees.
   ``vars()``, ``__dict__``, ``sys.modules``, ``builtins``, ``exec``, ``eval``, ``compile``, ``__import__``,
   ``importlib``, ``get_ipython``). Every test cell after such a cell then raises first thing, with a line that says
   what was found and where: 0 points for those exercises, and the reason in the feedback.
+- **What a reading misses.** The first locked code cell also takes a snapshot of the modules the checks rely on
+  (:func:`course_lib.classroom.snapshot.snapshot`), and every graded test cell first verifies it: a module changed
+  by a route no reading follows (handed on as an attribute chain, kept in a container, fetched by ``getattr``) fails
+  the test cells from there on, with what changed. A student's cell that names the snapshot is tampering.
 - **Identity.** The ``VARIANT`` cell is rewritten to hold the student's nbgrader id, so by-hand exercises are graded
   with the numbers of that student, whatever the submission typed there: answers copied from another student's
   numbers score 0.
@@ -26,6 +30,8 @@ from traitlets import Bool
 from .notebook import VARIANT_RE, without_hidden_tests
 from .syntax import bound_names, check_names
 from .tampering import tampering
+
+SNAPSHOT = "_course_integrity"  # the name the guard binds the snapshot's check to, in the first locked cell
 
 __all__ = ["GuardSubmission", "RestoreHiddenTests", "bound_names", "findings", "sanitize_preprocessors", "tampering"]
 
@@ -58,6 +64,8 @@ def findings(nb: NotebookNode) -> list[tuple[int, list[str]]]:
             VARIANT_RE.search(cell.source) and not cell.metadata.get("nbgrader", {}).get("solution")
         ):
             problems = tampering(cell.source, protected, modules, decided)
+            if SNAPSHOT in cell.source:
+                problems.append(f"uses {SNAPSHOT}, the grader's snapshot of the modules")
             if problems:
                 found.append((i, problems))
     return found
@@ -75,9 +83,22 @@ class GuardSubmission(Preprocessor):
             if student and _editable(cell) and VARIANT_RE.search(cell.source):
                 if not cell.metadata.get("nbgrader", {}).get("solution"):
                     cell.source = f"VARIANT = {student!r}  # written by the grader: this student's numbers"
+        self._verify_before_tests(nb)
         if found:
             self._fail_tests_after(nb, *found[0])
         return nb, resources
+
+    @staticmethod
+    def _verify_before_tests(nb: NotebookNode) -> None:
+        """The snapshot at the end of the first locked code cell, its verification at the top of every test cell."""
+        locked = [c for c in nb.cells if c.cell_type == "code" and not _editable(c)]
+        if not locked:
+            return
+        take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot()"
+        locked[0].source += f"\n{take}"
+        for cell in locked[1:]:
+            if cell.metadata.get("nbgrader", {}).get("grade"):
+                cell.source = f"{SNAPSHOT}()\n{cell.source}"
 
     @staticmethod
     def _fail_tests_after(nb: NotebookNode, index: int, problems: list[str]) -> None:

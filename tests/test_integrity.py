@@ -1,0 +1,105 @@
+"""course_lib.classroom.integrity.snapshot: a module changed by any route, seen at run time (grading's defence in
+depth behind the reading of the cells in course_lib.classroom.guard)."""
+
+import nbformat
+import pytest
+
+from course_lib.classroom.guard import SNAPSHOT, GuardSubmission, findings
+from course_lib.classroom.snapshot import _watched, snapshot
+
+LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\n"
+# Routes a reading of the cells does not follow (tests/heldout/attacks.py holds those it does); each changes an
+# attribute the checks rely on.
+ROUTES = {
+    "a module handed to a function as an attribute chain": (
+        "def patch(m):\n    m.softmax = lambda x, dim=-1: x\npatch(torch.nn.functional)",
+        "torch.nn.functional.softmax",
+    ),
+    "a module kept in a list": ("mods = [torch.nn.functional]\nmods[0].softmax = print", "torch.nn.functional.softmax"),
+    "a loop over modules": ("for m in [torch]:\n    m.allclose = lambda *a, **k: True", "torch.allclose"),
+    "getattr with a literal name": (
+        "g = getattr(torch, 'testing')\ng.assert_close = lambda *a, **k: None",
+        "torch.testing.assert_close",
+    ),
+    "a checker's module reached through the package": (
+        "def poke(p):\n    p.classroom.checks.explain_difference = lambda *a, **k: None\npoke(cl)",
+        "course_lib.classroom.checks.explain_difference",
+    ),
+    "the package's checker": (
+        "def poke(p):\n    p.check_close = lambda *a, **k: None\npoke(cl)",
+        "course_lib.check_close",
+    ),
+    "a tensor method": (
+        "def poke(t):\n    t.allclose = lambda *a, **k: True\npoke(torch.Tensor)",
+        "torch.Tensor.allclose",
+    ),
+    "builtins reached through print.__self__": (
+        "def poke(b):\n    b.abs = lambda x: 0\npoke(print.__self__)",
+        "builtins.abs",
+    ),
+}
+
+
+@pytest.fixture
+def restored():
+    """Put every watched attribute back after the test, whatever it changed."""
+    kept = {label: (obj, dict(vars(obj))) for label, obj in _watched().items()}
+    yield
+    for obj, entries in kept.values():
+        for key, value in entries.items():
+            if vars(obj).get(key, restored) is not value:
+                setattr(obj, key, value)
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_a_module_changed_by_any_route_fails_the_verification(route, restored):
+    source, changed = ROUTES[route]
+    namespace: dict = {}
+    exec(LOCKED, namespace)
+    verify = snapshot()
+    verify()  # nothing changed yet
+    exec(source, namespace)
+    with pytest.raises(AssertionError, match=rf"^Not graded: a cell changed {changed.replace('.', '[.]')}\b"):
+        verify()
+
+
+def test_honest_work_after_the_snapshot_is_not_a_change():
+    import torch
+
+    verify = snapshot()
+    model = torch.nn.Linear(3, 2)
+    torch.optim.AdamW(model.parameters()).zero_grad()  # an optimizer (torch._dynamo's import wraps torch.manual_seed)
+    torch.manual_seed(0)
+    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
+    torch.set_printoptions(precision=3)
+    torch.set_printoptions(profile="default")
+    import builtins
+
+    builtins._ = 1  # IPython's last result
+    verify()
+
+
+def test_the_guard_snapshots_in_the_first_locked_cell_and_verifies_in_every_test_cell():
+    cells = [
+        (LOCKED, {"locked": True}),
+        ("a = 1", {"solution": True}),
+        ("cl.check_answer(a, 1)", {"grade": True, "locked": True}),
+        ("b = 2", {"solution": True}),
+        ("cl.check_answer(b, 2)", {"grade": True, "locked": True}),
+    ]
+    nb = nbformat.v4.new_notebook()
+    for source, meta in cells:
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+        nb.cells[-1].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, **meta}
+    nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
+    assert nb.cells[0].source.startswith(LOCKED) and nb.cells[0].source.endswith(".snapshot()")
+    assert nb.cells[2].source == f"{SNAPSHOT}()\ncl.check_answer(a, 1)" and nb.cells[4].source.startswith(SNAPSHOT)
+    assert nb.cells[1].source == "a = 1"
+
+
+def test_a_cell_that_names_the_snapshot_is_tampering():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(LOCKED), nbformat.v4.new_code_cell(f"{SNAPSHOT} = lambda: None")]
+    nb.cells[0].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True}
+    nb.cells[1].metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False}
+    assert any(SNAPSHOT in p for p in findings(nb)[0][1])
