@@ -78,6 +78,7 @@ def test_the_switch_leads_to_the_same_page_in_the_other_language():
     assert book_zh.switch_url("index", True, twinned) == "../index.html"
     assert book_zh.switch_url("notebooks/03_x", False, twinned) == "../zh/notebooks/03_x.html"
     assert book_zh.switch_url("notebooks/03_x", True, twinned) == "../../notebooks/03_x.html"
+    assert "search" in book_zh.chinese_pages([]) and "genindex" in book_zh.chinese_pages([])  # both books have them
     # An English page without a Chinese twin leads to the Chinese landing page.
     assert book_zh.switch_url("docs/running_and_testing", False, twinned) == "../zh/index.html"
 

@@ -135,7 +135,7 @@ def heading_slug(title: str) -> str:
 
 def chinese_pages(pages: list[Path], root: Path = ROOT) -> set[str]:
     """Page names of the English book that have a Chinese page (the landing page, the twins)."""
-    names = {"index"} | {str(Path(nb).with_suffix("")) for nb in twins(root)}
+    names = {"index", "search", "genindex"} | {str(Path(nb).with_suffix("")) for nb in twins(root)}  # Sphinx's own
     return names | {str(Path(page).with_suffix("")) for page in page_twins(pages, root)}
 
 

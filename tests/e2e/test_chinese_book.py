@@ -59,7 +59,7 @@ def test_chinese_pages_draw_their_glyphs_and_switch_both_ways(book_url, guarded,
     page.locator("a.course-language").first.click()  # Chinese landing page -> English landing page
     page.wait_for_load_state("load")
     assert page.url == book_url + "index.html", page.url
-    assert page.locator('main a[href="zh/index.html"]').count() == 1, "the English landing page does not link zh/"
+    assert page.locator('main a[href="zh/index.html"]').count() >= 2, "the English landing page does not link zh/"
 
     english = next(nb for nb in TWINS if nb[10:12] == "03") if any(nb[10:12] == "03" for nb in TWINS) else min(TWINS)
     stem = Path(english).stem
