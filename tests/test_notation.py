@@ -15,7 +15,8 @@ The sequence models (notebooks 12-14, issue 43) keep one notation too, in the no
 the pages of docs/: the vocabulary's size is $V$, never $|\\mathcal{V}|$ or $|V|$; $M$ is the number of BPE merges from
 notebook 12 on and in the glossary, never the encoder's memory; the end-of-sequence token has the one name the
 glossary gives it (`<eos>`, "end-of-sequence token"), never `</s>`, `<|endoftext|>` or "end token"; and exposure bias
-is called that, never "the exposure gap"."""
+is called that, never "the exposure gap". The beam width is $b$ from notebook 14 on and in docs/ (issue 43), never
+$K$, which is the matrix of keys."""
 
 import json
 import re
@@ -361,3 +362,84 @@ def test_the_sequence_checkers_flag_each_drift_and_spare_the_course_notation():
         (2, r"The state $M_i = \sum_{j \le i} \phi(k_j) v_j^\top$; its $(L, S)$ weights; $\mathcal{M}$, $Mx$, `M`"),
     ]
     assert [f.split(":")[0] for f in m_not_merges(cells)] == ["markdown cell 0", "markdown cell 2"]
+
+
+# The beam width is $b$ (issue 43): $K$ is the matrix of keys ($K = X W_k$), so from notebook 14 on, where beam search
+# is taught, and in the pages of docs/, a passage that speaks of a beam never writes its width K: not in its maths ("the
+# $K$ best prefixes", $K \cdot V$, $K = 2$), not in what a cell prints ("beam search with K = 341") and not in the
+# comments and strings of a cell that runs a beam search ("# K = 1 is greedy"). A passage is a Markdown cell, a line of
+# printed output, a code cell, or a paragraph, list item or table row of a page. Code names are free (`beam_width`).
+BEAM = re.compile(r"\bbeam", re.I)
+BEAM_K = re.compile(r"(?<![\w\\.{])K(?![\w^_'(\[{.])")
+BEAM_WIDTH_IS_B_FROM = "14"
+CODE_TEXT = re.compile(r"#[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'")  # comments and one-line strings
+PASSAGE = re.compile(r"\n(?=[ \t]*(?:[-*|]|\d+\.|\([a-z]\))[ \t])")  # a list item, table row or lettered part
+
+
+def beam_k(passages: list[tuple[int, str]], where: str) -> list[str]:
+    """Each K written in a passage that speaks of a beam (the beam width is $b$; $K$ is the matrix of keys)."""
+    return hits([(i, t) for i, t in passages if BEAM.search(t)], BEAM_K, where, "the beam width is $b$, $K$ the keys")
+
+
+def beam_passages(path) -> tuple[list, list, list]:
+    """A notebook's Markdown cells (prose), lines of printed output, and comments and strings of its code cells."""
+    lines = [(i, line) for i, text in printed(path) for line in text.splitlines()]
+    code_text = [(i, "\n".join(CODE_TEXT.findall(s))) for i, s in code(path) if BEAM.search(s)]
+    return prose(path), lines, code_text
+
+
+def beam_width_drifts(path) -> list[str]:
+    texts, lines, code_text = beam_passages(path)
+    return (
+        beam_k(texts, "markdown cell")
+        + beam_k(lines, "output of code cell")
+        + beam_k(code_text, "comment or string of code cell")
+    )
+
+
+def passages(paragraphs: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(line number, passage) of a page's (line number, paragraph): each list item and table row on its own."""
+    out = []
+    for line, text in paragraphs:
+        for part in PASSAGE.split(text):
+            out.append((line, part))
+            line += part.count("\n") + 1
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] >= BEAM_WIDTH_IS_B_FROM], ids=lambda p: p.stem)
+def test_the_beam_width_is_b(path):
+    found = beam_width_drifts(path)
+    assert not found, f"{path.name}: see docs/glossary.md#notation (issue 43):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("path", [p for p in DOCS if p.exists()], ids=lambda p: p.name)
+def test_the_docs_write_the_beam_width_b(path):
+    found = beam_k(passages(doc_prose(path)), "line")
+    assert not found, f"docs/{path.name}: see docs/glossary.md#notation (issue 43):\n" + "\n".join(found)
+
+
+def test_the_notation_table_names_the_beam_width_b():
+    table = GLOSSARY.read_text(encoding="utf-8").split("\n## Notation\n")[1].split("\n## ")[0]
+    rows = [row for row in table.splitlines() if row.startswith("| $b$ |")]
+    assert len(rows) == 1 and "beam width" in rows[0], "the Notation table should define $b$, the beam width, once"
+
+
+def test_the_beam_checker_flags_a_beam_width_K_and_spares_the_keys():
+    texts = [
+        (0, r"**Beam search** keeps the $K$ best prefixes and scores the $K \cdot V$ extensions; with $K = 1$ ..."),
+        (1, r"Above, beam search with $K = 2$ missed the best; a beam (K = 4) of K prefixes"),
+        (2, r"A beam of $b = 341$ holds them all; $QK^\top$, $K^\top$, $W_k$, $K_{ij}$, $\mathbf{K}$, KV cache"),
+        (3, r"The keys $K = X W_k$ and $K \cdot V$ in a cell that says nothing of the search"),
+    ]
+    assert [f.split(":")[0] for f in beam_k(texts, "cell")] == ["cell 0"] * 3 + ["cell 1"] * 3
+    lines = [(0, "beam K = 2 missed the best: 3 of 12"), (0, "K = 341 without the word"), (1, "beam b = 2, K.T")]
+    assert [f.split(":")[0] for f in beam_k(lines, "output")] == ["output 0"]
+    source = 'K = integer("beam_width", w)  # K = 1 is greedy\nprint(f"beam search with K = {n}", K)\nQK = q @ K.T'
+    assert CODE_TEXT.findall(source) == ['"beam_width"', "# K = 1 is greedy", '"beam search with K = {n}"']
+    page = [
+        (1, "Intro, the keys $K$."),
+        (3, "| $K$ | keys |\n| $b$ | beam width |\n- **beam search** keeps\n  $K$ ones"),
+    ]
+    assert [line for line, _ in passages(page)] == [1, 3, 4, 5]
+    assert [f.split(":")[0] for f in beam_k(passages(page), "line")] == ["line 5"]
