@@ -3,12 +3,14 @@ runs end to end. Sizes are small: these tests check the machinery, the benchmark
 
 import csv
 import os
+import resource
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from course_lib import bench
-from course_lib.bench import BenchRow
+from course_lib.bench import BenchRow, memory
 from course_lib.bench.cli import main as bench_main
 
 
@@ -164,11 +166,57 @@ def test_cuda_path():
     assert by[(1024, "chunked")].err < 2e-2
 
 
-def test_a_measurement_that_times_out_is_reported_and_the_server_restarts():
-    result = bench.measure_cpu_peak("naive", 8192, timeout_s=0.05)  # far too short for a 8192 x 8192 matrix
+@pytest.mark.parametrize("threads", [1, 2])  # a fork of this process (Linux), the measuring server
+def test_a_measurement_that_times_out_is_reported_and_the_next_one_works(threads):
+    result = bench.measure_cpu_peak("naive", 8192, timeout_s=0.05, threads=threads)  # far too short for 8192 x 8192
     assert result == {"error": "no answer within 0 s"}
-    again = bench.measure_cpu_peak("linear", 64)
+    again = bench.measure_cpu_peak("linear", 64, threads=threads)
     assert "peak_bytes" in again
+    server = memory._SERVER  # threads = 2: the server, started again after the timeout; it stops when asked
+    memory.stop_server()
+    assert memory._SERVER is None and (server is None or server.returncode == 0)
+
+
+@pytest.mark.skipif(not memory.forks_here(1), reason="forks the caller only on Linux with glibc")
+def test_a_fork_of_the_caller_counts_memory_the_caller_freed_and_is_reaped_by_it():
+    """A one-thread measurement forks this process, whose heap may hold resident memory it freed: the child must
+    still pay for every page the call uses, as a new interpreter would; and no helper process is left behind."""
+    n, server, mib, libc = 2048, memory._SERVER, 2**20, memory._GLIBC
+    libc.mallopt(-3, 32 * mib)  # M_MMAP_THRESHOLD: blocks below 32 MiB from the heap (where freed ones can rise to)
+    libc.mallopt(-1, 1024 * mib)  # M_TRIM_THRESHOLD: freed memory stays in the heap, resident
+    try:
+        blocks = [torch.ones(4 * mib // 4) for _ in range(10)]  # 40 MiB of heap, touched
+        del blocks  # without _allocate_afresh the two 16 MiB matrices reuse it and look almost free (7 MiB here)
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        naive = bench.measure_cpu_peak("naive", n, threads=1)
+    finally:
+        libc.mallopt(-3, 128 * 1024)  # glibc's initial values
+        libc.mallopt(-1, 128 * 1024)
+        libc.malloc_trim(0)
+    assert naive["peak_bytes"] >= 1.5 * n * n * 4  # the scores and their softmax, as in a fresh interpreter
+    assert memory._SERVER is server  # no server started for it
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert after.ru_utime + after.ru_stime > children_before.ru_utime + children_before.ru_stime  # reaped here
+
+
+class _KeepEveryResult(TorchDispatchMode):  # a dispatch mode as a debugging tool (or a test profile) may run
+    def __init__(self):
+        super().__init__()
+        self.kept = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        self.kept.append(result)
+        return result
+
+
+def test_a_fork_of_the_caller_measures_without_the_callers_dispatch_modes():
+    """A fork inherits the caller's dispatch modes; a new interpreter has none, and the measurement is of the method
+    alone: the naive call holds its two n x n matrices, not every intermediate result the mode keeps (3.1 of them)."""
+    n = 2048
+    with _KeepEveryResult():
+        naive = bench.measure_cpu_peak("naive", n, threads=1)
+    assert 1.5 * n * n * 4 <= naive["peak_bytes"] < 2.5 * n * n * 4
 
 
 def test_without_fork_each_measurement_starts_a_new_interpreter(monkeypatch):

@@ -39,14 +39,19 @@ measurement's single call.
 held at any moment, beyond its inputs.
 
 **Peak memory on the CPU.** There is no allocator statistic, and ``tracemalloc`` is useless: it sees Python
-objects, while torch allocates tensor buffers in C++. So each ``(method, N)`` runs in a *fresh child process*:
-a small server process imports torch once and forks a clean child per measurement (milliseconds, instead of
-the seconds a new interpreter needs to import torch; it is the idea of ``multiprocessing``'s "forkserver",
-without its re-import of the caller's main script). The child builds the inputs, warms the method up on
-a short input, resets the kernel's peak-resident-memory mark (writes ``5`` to ``/proc/self/clear_refs``), reads
-its resident memory ``VmRSS``, runs the method once and reports ``VmHWM - VmRSS``: the largest amount of extra
-resident memory during the call. A fresh process per measurement matters because the C allocator keeps freed
-memory for reuse: in a long-lived process a call can reuse pages an earlier call paid for and look free.
+objects, while torch allocates tensor buffers in C++. So each ``(method, N)`` runs in a *fresh child process*.
+With one thread on Linux (glibc) it is a fork of the calling process, which waits for it: no helper process, no
+second import of torch, and its CPU counts as the caller's. Otherwise (more threads: a fork of a process whose
+OpenMP threads have run can hang at its first parallel region; macOS, whose system libraries are not safe after a
+fork) a small server process imports torch once and forks a clean child per measurement (the idea of
+``multiprocessing``'s "forkserver", without its re-import of the caller's main script); the server stops, and is
+waited for, when its caller exits. The child calls ``malloc_trim(0)`` where glibc has it (pages of the heap that the
+process it was forked from had freed go back to the operating system, so the call pays for every page it touches,
+as in a new interpreter), builds the inputs, warms the method up on a short input, resets the kernel's
+peak-resident-memory mark (writes ``5`` to ``/proc/self/clear_refs``), reads its resident memory ``VmRSS``, runs
+the method once and reports ``VmHWM - VmRSS``: the largest amount of extra resident memory during the call. A
+fresh process per measurement matters because the C allocator keeps freed memory for reuse: in a long-lived
+process a call can reuse pages an earlier call paid for and look free.
 Resolution is a few MiB (pages of code and small buffers touched for the first time). Where
 ``clear_refs`` is unavailable (macOS, old kernels) the child uses the growth of ``ru_maxrss`` instead, which is
 right whenever the call raises the process's all-time peak (large ``N``) and an underestimate otherwise.

@@ -1,9 +1,16 @@
-"""Peak memory of one CPU call, measured in a fresh child process forked by a small server (see the package
-docstring: why a fresh process, and why not tracemalloc)."""
+"""Peak memory of one CPU call, measured in a fresh child process (see the package docstring: why a fresh process,
+and why not tracemalloc).
+
+Where the child comes from: on Linux with glibc, for a one-thread measurement, it is a fork of the calling process,
+which the caller waits for (no helper process; its CPU is the caller's). Elsewhere, or with more threads, it is forked
+by a small server that imports torch once: forking a process whose OpenMP threads have run can hang the child at its
+first parallel region, and macOS's system libraries are not safe to use after a fork.
+"""
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import json
 import os
 import resource
@@ -12,8 +19,10 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from .methods import DTYPES, check_method, inputs, make_method
 
@@ -38,6 +47,59 @@ def _reset_peak() -> bool:
         return False
 
 
+def _glibc():
+    """The C library where it is glibc (Linux) with ``malloc_trim``, ``mallopt`` and ``mallinfo2`` (2.33+), else None:
+    they make a forked child allocate like a new interpreter (see ``_allocate_afresh``)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    if not all(hasattr(libc, name) for name in ("malloc_trim", "mallopt", "mallinfo2")):
+        return None
+    libc.mallinfo2.restype = _MallocInfo
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    return libc
+
+
+class _MallocInfo(ctypes.Structure):  # glibc's struct mallinfo2; fordblks: the free bytes of the heap
+    _NAMES = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+    _fields_ = [(name, ctypes.c_size_t) for name in _NAMES.split()]
+
+
+_GLIBC = _glibc()
+_M_MMAP_THRESHOLD, _GLIBC_MMAP_THRESHOLD = -3, 128 * 1024  # mallopt's parameter, glibc's initial value (bytes)
+
+
+def _allocate_afresh() -> None:
+    """Make the memory a call touches count as in a new interpreter, in a child forked from a long-lived process.
+
+    That process has freed memory, which stays in its heap, and glibc serves a large block from free heap space
+    before it maps new pages for it (and maps only blocks above a threshold that rises, up to 32 MiB, as blocks are
+    freed). In the heap, freed memory stays resident and a later block may land elsewhere: the peak resident memory
+    would depend on where blocks land, and on pages the parent paid for. So: ``malloc_trim(0)`` hands every whole
+    free page back to the operating system; the threshold goes back to glibc's initial 128 KiB; and the free heap
+    space is taken by blocks that are never touched, largest first, until none of 128 KiB is left. Every large block
+    of the call then gets pages of its own, returned when it is freed, as in a new interpreter."""
+    if _GLIBC is None:
+        return
+    _GLIBC.malloc_trim(0)
+    _GLIBC.mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_THRESHOLD)
+    size = _GLIBC.mallinfo2().fordblks
+    for _ in range(1000):  # a few steps per free block of the heap
+        if size < _GLIBC_MMAP_THRESHOLD:
+            break
+        free_before = _GLIBC.mallinfo2().fordblks
+        block = _GLIBC.malloc(size)
+        if block and _GLIBC.mallinfo2().fordblks < free_before:  # taken from free heap space: keep it, untouched
+            size = min(size, _GLIBC.mallinfo2().fordblks)
+        else:  # no free space that large: it got pages of its own (or nothing), give them back
+            _GLIBC.free(block)
+            size //= 2
+
+
 def _maxrss_bytes() -> int:
     scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, kB on Linux
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
@@ -53,6 +115,7 @@ def measure_here(spec: dict) -> dict:
     make_method(spec["method"], small, **opts)(*inputs(small, seed=1, **shape))  # warm-up: lazy set-up
     fn = make_method(spec["method"], spec["n"], **opts)
     args = inputs(spec["n"], seed=spec["seed"], **shape)
+    _allocate_afresh()
     exact = _reset_peak()
     before = _proc_status()["VmRSS"] if exact else _maxrss_bytes()
     start = time.perf_counter()
@@ -84,10 +147,48 @@ def serve() -> None:
             os._exit(0)
         _, status = os.waitpid(pid, 0)
         if status != 0:  # died without answering, e.g. killed by the kernel for lack of memory
-            code = os.waitstatus_to_exitcode(status)
-            reason = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-            sys.stdout.write(json.dumps({"error": f"child process {reason} (out of memory?)"}) + "\n")
+            sys.stdout.write(json.dumps(_died(status)) + "\n")
             sys.stdout.flush()
+
+
+def _died(status: int) -> dict:
+    code = os.waitstatus_to_exitcode(status)
+    reason = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    return {"error": f"child process {reason} (out of memory?)"}
+
+
+def _measure_in_fork(spec: dict, timeout_s: float) -> dict:
+    """``measure_here(spec)`` in a child forked from this process, which waits for it (and so counts its CPU)."""
+    torch.broadcast_shapes((1,), (1,))  # a lazy import (~0.5 s), paid once here instead of in every child
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():  # Python >= 3.12 warns about forking a process with threads (a Jupyter kernel):
+        warnings.simplefilter("ignore", DeprecationWarning)  # one OpenMP thread and no I/O of theirs in the child
+        pid = os.fork()
+    if pid == 0:  # the child: measure, answer through the pipe, vanish (no atexit, no Jupyter stream of the parent)
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C (or a Jupyter interrupt) is for the parent
+            try:
+                with _disable_current_modes():  # a new interpreter has none (a debugging tool's, a test profile's)
+                    answer = measure_here(spec)
+            except BaseException as err:  # report, never hang the parent
+                answer = {"error": f"{type(err).__name__}: {err}"}
+            os.write(write_end, (json.dumps(answer) + "\n").encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    ready = []
+    try:
+        ready, _, _ = select.select([read_end], [], [], timeout_s)
+        answer = b"".join(iter(lambda: os.read(read_end, 1 << 16), b"")) if ready else b""
+    finally:  # on a timeout or an interrupt the child goes too; it is reaped here in every case
+        os.close(read_end)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    if not ready:
+        return {"error": f"no answer within {timeout_s:.0f} s"}
+    return json.loads(answer) if answer else _died(status)
 
 
 _SERVER: subprocess.Popen | None = None
@@ -107,8 +208,29 @@ def start_server() -> subprocess.Popen:
             env=env,
             start_new_session=True,  # its own session: signals for the caller's process group do not reach it
         )
-        atexit.register(_SERVER.stdin.close)
+        atexit.register(stop_server)
     return _SERVER
+
+
+def stop_server(timeout_s: float = 10.0) -> None:
+    """Stop the measuring server, if one runs, and wait for it: it then ends with its caller (at exit, or a Jupyter
+    kernel's shutdown), and its CPU, and that of the children it forked, is counted as the caller's."""
+    global _SERVER
+    server, _SERVER = _SERVER, None
+    if server is None:
+        return
+    server.stdin.close()  # its signal to stop
+    try:
+        server.wait(timeout_s)
+    except subprocess.TimeoutExpired:  # a child still measuring: the server and it go together
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def forks_here(threads: int) -> bool:
+    """Whether a measurement with ``threads`` threads forks this process itself (Linux with glibc, one thread) rather
+    than asking the server."""
+    return threads == 1 and _GLIBC is not None and hasattr(os, "fork")
 
 
 def measure_cpu_peak(
@@ -127,9 +249,10 @@ def measure_cpu_peak(
 ) -> dict:
     """Peak extra resident memory (bytes) and time (s) of one CPU call of ``method`` at length ``n``.
 
-    Runs in a fresh child process (see the module docstring). Returns ``{"peak_bytes", "seconds", "exact"}``,
-    or ``{"error": message}`` if the child failed (for instance killed for lack of memory). Without ``os.fork``
-    (Windows) each measurement starts a new interpreter instead: slower, same result.
+    Runs in a fresh child process (see the module docstring): a fork of this process where :func:`forks_here`,
+    else one forked by the measuring server. Returns ``{"peak_bytes", "seconds", "exact"}``, or ``{"error":
+    message}`` if the child failed (for instance killed for lack of memory). Without ``os.fork`` (Windows) each
+    measurement starts a new interpreter instead: slower, same result.
     """
     global _SERVER
     check_method(method)
@@ -144,6 +267,8 @@ def measure_cpu_peak(
         if done.returncode != 0:
             return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "child failed"}
         return json.loads(done.stdout.strip().splitlines()[-1])
+    if forks_here(spec["threads"]):
+        return _measure_in_fork(spec, timeout_s)
     server = start_server()
     server.stdin.write(json.dumps(spec) + "\n")
     server.stdin.flush()

@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from ..validate import integer, number
-from .memory import measure_cpu_peak, start_server
+from .memory import forks_here, measure_cpu_peak, start_server
 from .methods import DEFAULT_METHODS, MIB, QUADRATIC, REFERENCE, BenchRow, check_method, inputs, make_method, time_once
 
 
@@ -94,7 +94,7 @@ def run_benchmark(
     dtype = dtype or (torch.bfloat16 if device.type == "cuda" else torch.float32)
     setup = _Setup(device, dtype, batch, heads, dim, window, chunk_size, seed)
 
-    if measure_memory and device.type == "cpu":
+    if measure_memory and device.type == "cpu" and not forks_here(torch.get_num_threads()):
         start_server()  # the measuring server imports torch while this process warms up
     for name in methods:  # warm-up: first calls load kernels and thread pools
         setup.method(name, 64)(*setup.inputs(64, seed=1))
