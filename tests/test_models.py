@@ -289,7 +289,10 @@ def test_classifier_runs_on_the_device(device):
         (lambda: SequenceClassifier(10, 2, positions="rope"), "positions must be 'sinusoidal', 'learned' or None"),
         (lambda: SequenceClassifier(10, 2, pooling="max"), "pooling must be 'cls' or 'mean'"),
         (lambda: TransformerEncoderBlock(16, 2)(torch.randn(5, 16)), "x must have shape (B, L, d_model=16)"),
-        (lambda: SequenceClassifier(10, 2)(torch.randn(2, 5)), "tokens must hold integer token ids, got dtype torch.float32"),
+        (
+            lambda: SequenceClassifier(10, 2)(torch.randn(2, 5)),
+            "tokens must hold integer token ids, got dtype torch.float32",
+        ),
         (lambda: SequenceClassifier(10, 2, max_len=4)(torch.ones(2, 5, dtype=torch.long)), "L=5 > max_len=4"),
         (
             lambda: TransformerEncoderBlock.from_torch(
