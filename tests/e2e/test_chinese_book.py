@@ -63,7 +63,8 @@ def test_chinese_pages_draw_their_glyphs_and_switch_both_ways(book_url, guarded,
 
     english = next(nb for nb in TWINS if nb[10:12] == "03") if any(nb[10:12] == "03" for nb in TWINS) else min(TWINS)
     stem = Path(english).stem
-    page.goto(f"{book_url}notebooks/{stem}.html", wait_until="load")
+    # networkidle: MathJax fetches its fonts after "load"; a click before then aborts those requests (ERR_ABORTED)
+    page.goto(f"{book_url}notebooks/{stem}.html", wait_until="networkidle")
     page.locator("a.course-language").first.click()  # English chapter -> its Chinese twin
     page.wait_for_load_state("load")
     assert page.url == f"{book_url}zh/notebooks/{stem}.html", page.url
@@ -73,7 +74,9 @@ def test_chinese_pages_draw_their_glyphs_and_switch_both_ways(book_url, guarded,
     assert check_math(page, page.url) >= n_math
     assert check_images(page, page.url) >= figures_in(ROOT / TWINS[english])
     page.screenshot(path=str(screenshots / f"book-zh-{stem}.png"))
+    page.wait_for_load_state("networkidle")
     page.locator("a.course-language").first.click()  # and back
+    page.wait_for_load_state("networkidle")
     page.wait_for_load_state("load")
     assert page.url == f"{book_url}notebooks/{stem}.html", page.url
     assert_offline(guarded, bad, "zh/index.html and a chapter in both languages")
