@@ -244,32 +244,32 @@ def beam_search(next_log_probs, batch_size: int, *, bos: int, eos: int, max_len:
     """Keep the ``beam_width`` most likely prefixes at every step; return the best at the end.
 
     At each step every kept prefix is extended by every token (a finished one only by ``eos``, at no cost), and the
-    ``K = beam_width`` extensions with the highest total log-probability are kept. ``K = 1`` is greedy search; a
-    ``K`` at least the number of possible outputs keeps them all and finds the most likely one
-    (:func:`exhaustive_search`); any ``K`` in between may miss it. Returns ``(tokens (B, max_len), scores (B,))``.
+    ``b = beam_width`` (notebook 14's beam width) extensions with the highest total log-probability are kept. ``b = 1``
+    is greedy decoding; a ``b`` at least the number of possible outputs keeps them all and finds the most likely one
+    (:func:`exhaustive_search`); any ``b`` in between may miss it. Returns ``(tokens (B, max_len), scores (B,))``.
     """
     _check_search(next_log_probs, batch_size, bos, eos, max_len)
-    K = integer("beam_width", beam_width, minimum=1)
+    width = integer("beam_width", beam_width, minimum=1)
     B = batch_size
-    source = torch.arange(B, device=device).repeat_interleave(K)  # (B*K,): beam b*K + k reads source b
-    tokens = torch.full((B * K, 1), bos, device=device)
-    scores = torch.full((B, K), float("-inf"), device=device)
-    scores[:, 0] = 0.0  # one live beam at the start: the K copies of the start token must not compete
-    done = torch.zeros(B * K, dtype=torch.bool, device=device)
+    source = torch.arange(B, device=device).repeat_interleave(width)  # (B*width,): beam s*width + k reads source s
+    tokens = torch.full((B * width, 1), bos, device=device)
+    scores = torch.full((B, width), float("-inf"), device=device)
+    scores[:, 0] = 0.0  # one live beam at the start: the width copies of the start token must not compete
+    done = torch.zeros(B * width, dtype=torch.bool, device=device)
     for _ in range(max_len):
-        logp = _log_probs(next_log_probs(tokens, source), B * K, eos).float()  # (B*K, V)
+        logp = _log_probs(next_log_probs(tokens, source), B * width, eos).float()  # (B*width, V)
         V = logp.shape[-1]
         finished = torch.full_like(logp, float("-inf"))
         finished[:, eos] = 0.0  # a finished beam continues with eos only, at no cost
         logp = torch.where(done[:, None], finished, logp)
-        candidates = (scores.reshape(B * K, 1) + logp).reshape(B, K * V)  # (B, K*V): every extension
-        scores, index = candidates.topk(K, dim=1)  # (B, K) each
-        rows = (torch.arange(B, device=device)[:, None] * K + index // V).reshape(-1)  # (B*K,): the parent beams
-        token = (index % V).reshape(-1)  # (B*K,)
+        candidates = (scores.reshape(B * width, 1) + logp).reshape(B, width * V)  # (B, width*V): every extension
+        scores, index = candidates.topk(width, dim=1)  # (B, width) each
+        rows = (torch.arange(B, device=device)[:, None] * width + index // V).reshape(-1)  # (B*width,): parents
+        token = (index % V).reshape(-1)  # (B*width,)
         tokens = torch.cat((tokens[rows], token[:, None]), dim=1)
         done = done[rows] | (token == eos)
     best = scores.argmax(dim=1)  # (B,)
-    picked = tokens.view(B, K, -1)[torch.arange(B, device=device), best]  # (B, 1 + max_len)
+    picked = tokens.view(B, width, -1)[torch.arange(B, device=device), best]  # (B, 1 + max_len)
     return picked[:, 1:], scores.gather(1, best[:, None])[:, 0]
 
 
