@@ -20,6 +20,18 @@ GLOSSARY = ROOT / "docs" / "glossary.md"
 # MathJax 2 probes for fonts that jupyter-server-mathjax does not ship (it has the STIX-Web fonts, which it then
 # uses): these requests fail by design. Any other failed request is a broken page.
 EXPECTED_MISSES = re.compile(r"^about:blank$|/_static/mathjax/fonts/HTML-CSS/TeX/")
+FONT = "Noto Sans SC Course Subset"  # the course's CJK font subset (data/fonts), as the book's CSS names it
+# Chinese characters drawn twice on a canvas, with the subset first and with the fallback alone: without the subset
+# (on CI: no CJK font at all) the two drawings are the same empty boxes. Returns [ink, ink-weighted x] of each.
+INK = """text => [`"${FONT}", monospace`, 'monospace'].map(family => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 600; canvas.height = 60;
+    const c = canvas.getContext('2d');
+    c.font = '40px ' + family;
+    c.fillText(text, 5, 45);
+    const alpha = c.getImageData(0, 0, 600, 60).data.filter((_, i) => i % 4 === 3);
+    return [alpha.reduce((a, b) => a + b, 0), alpha.reduce((a, b, i) => a + b * (i % 600), 0)];
+})""".replace("${FONT}", FONT)
 
 
 def figures_in(nb: Path) -> int:
@@ -171,21 +183,8 @@ def test_chinese_text_renders_with_the_shipped_font(book_url, guarded):
         """text => [...document.fonts].filter(f => f.family.includes('Course Subset')).map(f => f.status)""", text
     )
     assert status and "loaded" in status, f"{url}: the course's CJK font was not loaded ({status})"
-    assert page.evaluate("text => document.fonts.check('16px \"Noto Sans SC Course Subset\"', text)", text)
-    # Drawn with the subset font first, the characters' pixels differ from those drawn by the fallback alone (on
-    # CI: empty boxes); without the subset font the two drawings are the same. Compare their ink.
-    ink = page.evaluate(
-        """text => ['"Noto Sans SC Course Subset", monospace', 'monospace'].map(family => {
-            const canvas = document.createElement('canvas');
-            canvas.width = 400; canvas.height = 60;
-            const c = canvas.getContext('2d');
-            c.font = '40px ' + family;
-            c.fillText(text, 5, 45);
-            const alpha = c.getImageData(0, 0, 400, 60).data.filter((_, i) => i % 4 === 3);
-            return [alpha.reduce((a, b) => a + b, 0), alpha.reduce((a, b, i) => a + b * (i % 400), 0)];
-        })""",
-        text,
-    )
+    assert page.evaluate(f"text => document.fonts.check('16px \"{FONT}\"', text)", text)
+    ink = page.evaluate(INK, text)
     assert ink[0][0] > 0 and ink[0] != ink[1], f"{url}: Chinese glyphs draw like the fallback's boxes: {ink}"
     assert_offline(guarded, bad, url)
 

@@ -9,26 +9,22 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import slide_metrics
-from tests.e2e.test_book_in_browser import assert_offline, broken_links, check_images, check_math, figures_in, open_page
+from tests.e2e.test_book_in_browser import (
+    FONT,
+    INK,
+    assert_offline,
+    broken_links,
+    check_images,
+    check_math,
+    figures_in,
+    open_page,
+)
 from tools import book_zh, build_book, sections
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "build" / "html"
 TWINS = book_zh.twins()
 needs_twins = pytest.mark.skipif(not TWINS, reason="no Chinese twin in notebooks/zh")
-FONT = "Noto Sans SC Course Subset"
-
-# Chinese characters drawn twice on a canvas, with the subset first and with the fallback alone: without the subset
-# (on CI: no CJK font at all) the two drawings are the same empty boxes. Returns [ink, ink-weighted x] of each.
-INK = """text => [`"${FONT}", monospace`, 'monospace'].map(family => {
-    const canvas = document.createElement('canvas');
-    canvas.width = 600; canvas.height = 60;
-    const c = canvas.getContext('2d');
-    c.font = '40px ' + family;
-    c.fillText(text, 5, 45);
-    const alpha = c.getImageData(0, 0, 600, 60).data.filter((_, i) => i % 4 === 3);
-    return [alpha.reduce((a, b) => a + b, 0), alpha.reduce((a, b, i) => a + b * (i % 600), 0)];
-})""".replace("${FONT}", FONT)
 
 
 def glyphs_drawn(page, where: str) -> str:
