@@ -188,7 +188,7 @@ def _buttons(buttons: list[dict]):
 
 def title_of(nb: dict) -> str:
     """A notebook's title without its number and its anchor."""
-    from tools.build_book import notebook_title
+    from tools.book_pages import notebook_title
 
     return re.sub(r"<[^>]+>", "", notebook_title(nb)).strip()
 
@@ -197,7 +197,7 @@ def course_table(titles: dict[str, str], book: bool) -> str:
     """The Chinese course map: number, title, and where to open each twin. ``titles`` maps each twin's repository
     path to its title. In the book (``book``) a title opens its chapter and the slides are linked; in the README a
     title opens the twin's file."""
-    from tools.build_book import binder_url, colab_url, slides_name
+    from tools.book_pages import binder_url, colab_url, slides_name
 
     head = "| 编号 | 笔记本 | 打开 |" if book else "| 编号 | 笔记本 | Colab | Binder |"
     rows = [head, "|---|---|---|" if book else "|---|---|---|---|"]
@@ -218,7 +218,7 @@ def course_table(titles: dict[str, str], book: bool) -> str:
 
 def landing_page(titles: dict[str, str], pages: dict[str, str]) -> str:
     """index.md of the Chinese book. ``titles``: twin path -> title; ``pages``: English page -> its Chinese twin."""
-    from tools.build_book import binder_url
+    from tools.book_pages import binder_url
     from tools.colab_cell import REPOSITORY_URL
 
     first = next(iter(titles), None)
@@ -264,7 +264,7 @@ def landing_page(titles: dict[str, str], pages: dict[str, str]) -> str:
 
 def stage(src: Path, pages: list[Path], glossary: Path, root: Path = ROOT) -> list[tuple[str, str]]:
     """Write the Chinese book's Sphinx source tree into ``src``; return (twin, staged path) of each notebook."""
-    from tools.build_book import book_notebook, myst_targets
+    from tools.book_pages import book_notebook, myst_targets
 
     if src.exists():
         shutil.rmtree(src)
