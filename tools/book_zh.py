@@ -125,9 +125,12 @@ def heading_slug(title: str) -> str:
     """MyST's ``myst_heading_slug_func`` for the Chinese book: a twin's heading gets its English heading's anchor,
     so that the links ``page.md#anchor`` that the twins keep from the English resolve; any other heading the slug
     GitHub gives it."""
-    from myst_parser.slugs import github_slugify
+    anchor = _anchors().get(_title_key(title))
+    if anchor:
+        return anchor
+    from myst_parser.slugs import github_slugify  # the book extra; only headings that are not a twin's need it
 
-    return _anchors().get(_title_key(title)) or github_slugify(title)
+    return github_slugify(title)
 
 
 # ------------------------------------------------------------------------------------ language switch
