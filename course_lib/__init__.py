@@ -26,8 +26,8 @@ course_lib.classroom.student``), :mod:`course_lib.figures` (plots, diagrams, the
 of CONTRIBUTING.md says which module may import which; there is no import cycle (a test checks both).
 
 Names are imported lazily (PEP 562): ``import course_lib`` imports no submodule, and ``course_lib.fit`` imports
-``course_lib.train`` the first time it is asked for. So ``import course_lib.masks`` costs only torch, and tqdm,
-matplotlib and seaborn are loaded by the modules that draw or report (``progress``, ``figures.plot``), when they are
+``course_lib.train`` the first time it is asked for. So ``import course_lib.masks`` costs only torch, and tqdm
+and matplotlib are loaded by the modules that draw or report (``progress``, ``figures.plot``), when they are
 used.
 """
 

@@ -38,7 +38,7 @@ REPOSITORY_URL = f"https://github.com/{GITHUB_REPOSITORY}"
 # What Colab's runtime already has: the cell installs course_lib with --no-deps, so as not to upgrade them (upgrading
 # its Jupyter packages would break the runtime). Every other dependency in pyproject.toml, in COLAB_INSTALLS, is
 # installed where it is missing (tests/test_packaging.py checks that the two lists cover pyproject.toml).
-COLAB_HAS = ("torch", "numpy", "matplotlib", "seaborn", "tqdm", "ipywidgets", "jupyterlab", "ipykernel")
+COLAB_HAS = ("torch", "numpy", "matplotlib", "tqdm", "ipywidgets", "jupyterlab", "ipykernel")
 COLAB_INSTALLS = ("tokenizers>=0.20", "sacrebleu>=2.4")  # notebooks 13 and 14
 
 CELL_ID = "colab-setup"

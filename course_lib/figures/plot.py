@@ -71,6 +71,18 @@ def _label_ticks(ax, query_labels, key_labels, num_queries: int, num_keys: int, 
     ax.set_yticks([i + 0.5 for i in y_ticks], y_labels, fontfamily=family, rotation=0)
 
 
+def _annotate(ax, mesh, array: np.ndarray, fmt: str) -> None:
+    """Each finite weight written in its cell, dark on light colours and white on dark ones (by the colour's
+    relative luminance, the WCAG formula)."""
+    rgb = mesh.cmap(mesh.norm(array))[..., :3]
+    linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    luminance = linear @ np.array([0.2126, 0.7152, 0.0722])
+    for (i, j), value in np.ndenumerate(array):
+        if np.isfinite(value):
+            colour = "#262626" if luminance[i, j] > 0.408 else "white"
+            ax.text(j + 0.5, i + 0.5, format(value, fmt), ha="center", va="center", fontsize=8, color=colour)
+
+
 def plot_attention(
     weights: torch.Tensor | np.ndarray,
     query_labels: Sequence[object] | None = None,
@@ -87,7 +99,7 @@ def plot_attention(
     xlabel: str = "key (attended to)",
     ylabel: str = "query (attending)",
 ):
-    """Heatmap of attention weights ``(L, S)``: row ``i`` = query ``i``, column ``j`` = key ``j`` (seaborn).
+    """Heatmap of attention weights ``(L, S)``: row ``i`` = query ``i``, column ``j`` = key ``j`` (matplotlib's ``pcolormesh``).
 
     Args:
         weights: ``(L, S)`` tensor on any device and of any float dtype (detached and copied to the CPU here),
@@ -109,7 +121,6 @@ def plot_attention(
         the ``matplotlib.figure.Figure`` that holds the heatmap (not shown: end the cell with ``plt.show()``).
     """
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     array = _to_numpy_2d(weights)
     num_queries, num_keys = array.shape
@@ -125,20 +136,14 @@ def plot_attention(
         _, ax = plt.subplots(figsize=(width, height))
 
     with plt.rc_context({"font.family": family}):  # texts created here (annotations, colour bar) use it too
-        sns.heatmap(
-            array,
-            ax=ax,
-            cmap=cmap,
-            vmin=vmin,
-            vmax=vmax,
-            annot=annot,
-            fmt=fmt,
-            annot_kws={"fontsize": 8},
-            cbar=colorbar,
-            cbar_kws={"label": "attention weight"} if colorbar else None,
-            xticklabels=False,  # the labels are set below, with the fallback fonts, before anything is drawn
-            yticklabels=False,
-        )
+        mesh = ax.pcolormesh(np.ma.masked_invalid(array), cmap=cmap, vmin=vmin, vmax=vmax)  # NaN: an empty cell
+        ax.set(xlim=(0, num_keys), ylim=(num_queries, 0))  # row 0 at the top, as the matrix is written
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        if annot:
+            _annotate(ax, mesh, array, fmt)
+        if colorbar:
+            ax.figure.colorbar(mesh, ax=ax, label="attention weight").outline.set_visible(False)
     _label_ticks(ax, query_labels, key_labels, num_queries, num_keys, family)
     ax.set_xlabel(xlabel, fontfamily=family)
     ax.set_ylabel(ylabel, fontfamily=family)
