@@ -110,6 +110,7 @@ def fit_many(
     lr: float | Sequence[float] = 1e-3,
     seed: int | Sequence[int] = 0,
     loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
+    forward: Callable[..., Tensor] | None = None,
     progress: bool = True,
     desc: str = "training",
 ) -> list[History]:
@@ -124,6 +125,11 @@ def fit_many(
         epochs, lr, seed: one value for every model, or a list of ``K`` values.
         batch_size: examples per step, as in ``fit``.
         loss_fn: ``loss_fn(outputs, targets) -> scalar`` of one model; default :func:`course_lib.train.cross_entropy`.
+        forward: optional ``forward(params, *inputs) -> outputs``, the ``K`` models' forward written batched by hand:
+            ``params[name]`` ``(K, ...)`` stacks the models' parameters (and buffers), named as in ``models[0]``, the
+            inputs are ``(K, B, ...)`` and the outputs ``(K, B, ...)``. Default: ``models[0]``'s forward under
+            ``torch.func.vmap``, which cannot batch ``nn.RNN`` or ``nn.LSTM`` and pays a cost per operation that a
+            forward with one batched product per layer does not (notebook 02 trains three RNNs so).
         progress: a text progress bar over the steps (tqdm, on stderr).
         desc: the bar's label.
 
@@ -157,7 +163,10 @@ def fit_many(
             f"fit_many trains in lockstep: every model must make the same steps of the same batch sizes; {made}"
         )
     loss_fn = cross_entropy if loss_fn is None else loss_fn
-    return _train(models, data, epochs, lrs, seeds, batch_size, loss_fn, progress, desc)
+    instance("forward", forward, Callable, "a function (params, *inputs) -> outputs", optional=True)
+    return _train(
+        models, data, epochs, lrs, seeds, batch_size, _all_losses(models[0], loss_fn, forward), progress, desc
+    )
 
 
 def _rate_dtype(device: torch.device) -> torch.dtype:
@@ -167,18 +176,25 @@ def _rate_dtype(device: torch.device) -> torch.dtype:
     return torch.float32 if device.type == "mps" else torch.float64
 
 
-def _train(models, data, epochs, lrs, seeds, batch_size, loss_fn, progress, desc) -> list[History]:
-    base = models[0]
-    flat, params, fixed = _stack_parameters(models)  # (K, P); views (K, ...) of it; stacked apart (K, ...)
-    device, moments = flat.device, (torch.zeros_like(flat), torch.zeros_like(flat))  # Adam's m and v
-    lr = torch.tensor(lrs, dtype=_rate_dtype(device), device=device)
+def _all_losses(base: nn.Module, loss_fn: Callable, forward: Callable | None) -> Callable[..., Tensor]:
+    """``all_losses(params, fixed, *inputs, targets) -> (K,)``: every model's loss on its own batch, stacked."""
+    if forward is not None:  # the K models' outputs at once, then each model's loss on its slice
+        per_model = vmap(loss_fn, randomness="error")
+        return lambda p, b, *batch: per_model(forward({**p, **b}, *batch[:-1]), batch[-1])
     # functional_call looks for tied (shared) parameters at every call unless told there are none: a cost per step
     tied = len(list(base.named_parameters(remove_duplicate=False))) > len(list(base.named_parameters()))
 
     def one_loss(p, b, *batch):  # one model: (B, ...) inputs and targets -> its scalar loss
         return loss_fn(functional_call(base, {**p, **b}, tuple(batch[:-1]), tie_weights=tied), batch[-1])
 
-    all_losses = vmap(one_loss, randomness="error")
+    return vmap(one_loss, randomness="error")
+
+
+def _train(models, data, epochs, lrs, seeds, batch_size, all_losses, progress, desc) -> list[History]:
+    base = models[0]
+    flat, params, fixed = _stack_parameters(models)  # (K, P); views (K, ...) of it; stacked apart (K, ...)
+    device, moments = flat.device, (torch.zeros_like(flat), torch.zeros_like(flat))  # Adam's m and v
+    lr = torch.tensor(lrs, dtype=_rate_dtype(device), device=device)
     batches = [_batches(len(d[0]), e, batch_size, s) for d, e, s in zip(data, epochs, seeds, strict=True)]
     histories, totals = [History() for _ in models], [0.0] * len(models)
     base.train()
