@@ -16,7 +16,8 @@ the pages of docs/: the vocabulary's size is $V$, never $|\\mathcal{V}|$ or $|V|
 notebook 12 on and in the glossary, never the encoder's memory; the end-of-sequence token has the one name the
 glossary gives it (`<eos>`, "end-of-sequence token"), never `</s>`, `<|endoftext|>` or "end token"; and exposure bias
 is called that, never "the exposure gap". The beam width is $b$ from notebook 14 on and in docs/ (issue 43), never
-$K$, which is the matrix of keys."""
+$K$, which is the matrix of keys. From notebook 12 on $V$ is a vocabulary's
+size only, never the matrix of values; the notation table defines $F$, $N$ and $V$ (issue 43)."""
 
 import json
 import re
@@ -443,3 +444,44 @@ def test_the_beam_checker_flags_a_beam_width_K_and_spares_the_keys():
     ]
     assert [line for line, _ in passages(page)] == [1, 3, 4, 5]
     assert [f.split(":")[0] for f in beam_k(passages(page), "line")] == ["line 5"]
+
+
+# $V$ has two senses in the course (docs/glossary.md#notation, issue 43): the matrix of values $V = X W_v$ in the
+# attention notebooks, and a vocabulary's size. From notebook 12 on it is only the size: the values are named in words,
+# never written as a matrix V ($V = X W_v$, $Q, K, V$, $A V$ or $A_h V_h$, $\operatorname{softmax}(\dots) V$, $V_h$).
+V_IS_VOCABULARY_FROM = "12"
+VALUES_V = re.compile(
+    r"(?<![\w\\])V\s*=\s*X\s*W_v|(?<![\w\\])Q\s*,\s*K\s*,\s*V(?![\w])|(?<![\w\\])A(?:_\{?\w+\}?)?\s*V(?![\w])"
+    r"|\)\s*V(?![\w])|(?<![\w\\])V_\{?h\}?(?![\w])"
+)
+
+
+def values_written_v(cells: list[tuple[int, str]], where: str = "markdown cell") -> list[str]:
+    """Each V in the mathematics of a text that is the matrix of values, not a vocabulary's size."""
+    maths = [(i, span[0]) for i, text in cells for span in MATH.finditer(text)]
+    return hits(maths, VALUES_V, where, "from notebook 12 on $V$ is a vocabulary's size; name the values in words")
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] >= V_IS_VOCABULARY_FROM], ids=lambda p: p.stem)
+def test_v_is_a_vocabulary_size_from_notebook_12_on(path):
+    found = values_written_v(prose(path))
+    assert not found, f"{path.name}: see docs/glossary.md#notation (issue 43):\n" + "\n".join(found)
+
+
+def test_the_values_checker_flags_the_value_matrix_and_spares_the_vocabulary_size():
+    cells = [
+        (0, r"$V = X W_v$, with $Q, K, V$; the output $A V$, a head's $A_h V_h$, $\operatorname{softmax}(Z) V$"),
+        (1, r"$V$ tokens, $\ln V$, $V^T$ outputs, $b \cdot V$, $(m, V)$, $z_1, \dots, z_V$, $V = 256 + M + 2$"),
+        (2, r"$(N, L, V)$ logits, $|V|$ is flagged elsewhere, $W_v$ and $d_v$ are the values' own symbols, $V_{kv}$"),
+    ]
+    found = [f.split(":")[0] for f in values_written_v(cells)]
+    assert found == ["markdown cell 0"] * 5, found  # A_h V_h once, as V_h
+
+
+def test_the_notation_table_defines_the_sequence_models_letters():
+    table = GLOSSARY.read_text(encoding="utf-8").split("\n## Notation\n")[1].split("\n## ")[0]
+    for symbol in ("F", "N", "V", "b", "E"):
+        assert f"\n| ${symbol}$ |" in table, f"the Notation table has no row for ${symbol}$"
+    v_row = re.search(r"\n\| \$V\$ \|([^\n]*)", table)[1]
+    both = "vocabulary" in v_row and "values" in v_row and V_IS_VOCABULARY_FROM in v_row
+    assert both, "the $V$ row states both senses, and from which notebook on $V$ is only a vocabulary's size"
