@@ -71,6 +71,16 @@ def test_run_benchmark_bad_arguments():
         bench.run_benchmark([16], ["naive", "kernel"], progress=False)
 
 
+@pytest.mark.parametrize("n, window", [(1, 0), (37, 0), (37, 5), (64, 8), (20, 19), (20, 50)])
+def test_the_masked_method_attends_through_the_band_of_window_mask(n, window):
+    # make_method builds the band by triu/tril; the reference masks with course_lib.window_mask itself
+    from course_lib.efficient import sliding_window_attention_reference
+
+    q, k, v = (torch.randn(2, 3, n, 16, dtype=torch.float64) for _ in range(3))
+    masked = bench.make_method("masked", n, window=window, chunk_size=8, device="cpu")
+    torch.testing.assert_close(masked(q, k, v), sliding_window_attention_reference(q, k, v, window))
+
+
 def test_a_time_budget_of_zero_times_only_the_memory_call():
     (row,) = bench.run_benchmark([64], ["naive"], time_budget_s=0, progress=False)
     assert row.status == "ok" and row.repeats == 1 and row.time_ms == row.best_ms > 0

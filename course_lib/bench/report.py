@@ -114,8 +114,11 @@ def plot_results(rows: Sequence[BenchRow], axes=None, *, title: str | None = Non
                 pts = [(n, y) for n, y in pts if y is not None and y > 0]
                 if pts:
                     ax.plot(*zip(*pts, strict=True), ls=ls, marker=marker, color=colour, label=label)
+    lengths = sorted({r.n for r in rows})
     for ax, ylabel in zip(axes, ("time per forward call (ms)", "peak extra memory (MiB)"), strict=True):
         ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [f"{n:,}" for n in lengths])  # the measured N, written out (not 2^9, 2^10, ...)
+        ax.minorticks_off()  # a log axis lays out a label for every minor tick: half the figure's drawing time
         ax.set_yscale("log")
         ax.set_xlabel("sequence length N")
         ax.set_ylabel(ylabel)
