@@ -8,7 +8,8 @@ stacked into one buffer ``(K, P)``, seen as one tensor ``(K, ...)`` per paramete
 ``torch.func.functional_call`` runs the forward and backward passes of all ``K`` models as one set of batched
 operations, followed by one Adam update of the buffer. Each batched operation pays its fixed cost once for all
 ``K`` models, so one step of ``K`` small models costs less than ``K`` steps: notebook 10 measures about half as much
-per model for six tiny ViTs or CNNs on a CPU.
+per model for six tiny ViTs or CNNs on a CPU. Where vmap cannot batch a layer (``nn.RNN``, ``nn.LSTM``) or costs
+more than it saves, ``forward=`` takes the ``K`` models' forward written batched by hand (notebook 02).
 
 Equal up to rounding: a batched matrix product adds the same terms as ``K`` separate ones, but not always in the
 same order, so results can differ in the last bits, and a long training run can grow such differences (as another
