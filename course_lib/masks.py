@@ -117,12 +117,11 @@ def window_mask(n: int, window: int, causal: bool = False, *, device: torch.devi
     integer("n", n, minimum=0)
     integer("window", window, minimum=0)
     flag("causal", causal)
-    i = torch.arange(n, device=device)[:, None]
-    j = torch.arange(n, device=device)[None, :]
-    offset = i - j  # (N, N), how far key j lies behind query i
-    if causal:
-        return (offset >= 0) & (offset <= window)
-    return offset.abs() <= window
+    # Entry (i, j) lies on diagonal j - i. triu(-W) keeps the diagonals j - i >= -W (keys at most W behind the
+    # query), tril(W) those with j - i <= W (at most W ahead), tril(0) none ahead. Built in place on one boolean
+    # (N, N) matrix: no (N, N) integer offsets (16 bytes an entry, 0.15 s of CPU at N = 4096).
+    mask = torch.ones(n, n, dtype=torch.bool, device=device).triu_(-window)  # (N, N): i - j <= W
+    return mask.tril_(0 if causal else window)  # and j <= i, or j - i <= W
 
 
 # ---------------------------------------------------------------------------------------------- sparse patterns

@@ -73,7 +73,7 @@ def test_run_benchmark_bad_arguments():
 
 @pytest.mark.parametrize("n, window", [(1, 0), (37, 0), (37, 5), (64, 8), (20, 19), (20, 50)])
 def test_the_masked_method_attends_through_the_band_of_window_mask(n, window):
-    # make_method builds the band by triu/tril; the reference masks with course_lib.window_mask itself
+    # make_method masks with course_lib.window_mask; the reference is the loop over each query's band
     from course_lib.efficient import sliding_window_attention_reference
 
     q, k, v = (torch.randn(2, 3, n, 16, dtype=torch.float64) for _ in range(3))

@@ -35,12 +35,12 @@ def test_padding_mask_follows_device_of_lengths(device):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("n,window", [(1, 0), (6, 0), (6, 1), (6, 2), (5, 10)])
+@pytest.mark.parametrize("n,window", [(0, 2), (1, 0), (6, 0), (6, 1), (6, 2), (5, 10), (11, 3)])
 def test_window_mask_matches_loop(n, window, causal):
     def allowed(i, j):
         return (0 <= i - j <= window) if causal else abs(i - j) <= window
 
-    expected = torch.tensor([[allowed(i, j) for j in range(n)] for i in range(n)])
+    expected = torch.tensor([[allowed(i, j) for j in range(n)] for i in range(n)], dtype=torch.bool).reshape(n, n)
     assert torch.equal(window_mask(n, window, causal=causal), expected)
 
 

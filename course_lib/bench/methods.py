@@ -13,6 +13,7 @@ from torch import Tensor
 from ..attention import scaled_dot_product_attention
 from ..efficient import chunked_attention, sliding_window_attention
 from ..linear import linear_attention
+from ..masks import window_mask
 
 DEFAULT_METHODS = ("naive", "masked", "sliding", "chunked", "linear", "sdpa")
 ALL_METHODS = (*DEFAULT_METHODS, "sdpa_math")
@@ -61,17 +62,15 @@ def make_method(
 ) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
     """The callable ``fn(q, k, v)`` that the benchmark measures as ``name`` at length ``n``.
 
-    ``masked`` builds its ``(N, N)`` band mask here, once: it is an input of the measured call, like a mask
-    cached by a model, so the call's memory is that of attending through a full masked score matrix. It is
-    ``window_mask(N, W)``, built by ``triu``/``tril`` of a boolean matrix instead of from ``window_mask``'s two
-    ``(N, N)`` int64 temporaries (16 bytes an entry against the mask's 1: at N = 4096 about 0.15 s of CPU in every
-    process that builds it, each memory measurement's child included).
+    ``masked`` builds its ``(N, N)`` band mask ``window_mask(N, W)`` here, once: it is an input of the measured
+    call, like a mask cached by a model, so the call's memory is that of attending through a full masked score
+    matrix.
     """
     check_method(name)
     if name == "naive":
         return lambda q, k, v: scaled_dot_product_attention(q, k, v)
     if name == "masked":
-        mask = torch.ones(n, n, dtype=torch.bool, device=device).triu_(-window).tril_(window)  # (N, N): |i - j| <= W
+        mask = window_mask(n, window, device=device)  # (N, N): |i - j| <= W
         return lambda q, k, v: scaled_dot_product_attention(q, k, v, mask)
     if name == "sliding":
         return lambda q, k, v: sliding_window_attention(q, k, v, window)
