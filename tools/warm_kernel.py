@@ -64,7 +64,8 @@ PER_KERNEL = frozenset(
 # torch; torch.distributed.tensor, which torch.testing.assert_close imports on its first call (with sympy: 0.8 s here,
 # in every notebook); torch._dynamo, which a torch.optim optimizer imports when it is made (0.8 s, in every notebook
 # that trains); matplotlib's pyplot (its backend is chosen at the first figure, in the kernel). Not those that ask at
-# import whether IPython runs them: tqdm.auto, matplotlib_inline, ipywidgets. tests/test_warm_kernel.py checks that none of those is loaded before the first cell.
+# import whether IPython runs them: tqdm.auto, matplotlib_inline, ipywidgets. tests/test_warm_kernel.py checks that
+# none of those is loaded before the first cell.
 KERNEL_STACK = ("IPython", "zmq", "tornado", "traitlets", "jupyter_core", "jupyter_client", "pygments")
 PRELOAD = (*KERNEL_STACK, "numpy", "torch", "torch.nn", "torch.distributed.tensor", "torch._dynamo")
 PRELOAD += ("matplotlib.pyplot",)

@@ -99,7 +99,7 @@ def plot_attention(
     xlabel: str = "key (attended to)",
     ylabel: str = "query (attending)",
 ):
-    """Heatmap of attention weights ``(L, S)``: row ``i`` = query ``i``, column ``j`` = key ``j`` (matplotlib's ``pcolormesh``).
+    """Heatmap of attention weights ``(L, S)``: row ``i`` = query ``i``, column ``j`` = key ``j`` (``pcolormesh``).
 
     Args:
         weights: ``(L, S)`` tensor on any device and of any float dtype (detached and copied to the CPU here),
