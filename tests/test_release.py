@@ -167,8 +167,12 @@ def test_the_student_release_holds_no_solution_hidden_test_or_model_answer(stude
 
 def test_the_student_release_has_every_notebook_and_leaves_the_lecturers_files_out(student_release):
     assert sorted(p.name for p in (student_release / "notebooks").glob("*.ipynb")) == [p.name for p in RELEASED]
-    for absent in ("docs/exam_bank.md", "tests", "tools", "book", "Makefile"):
+    for absent in ("docs/lecturers_guide.md", "docs/exam_bank.md", "docs/zh", "tests", "tools", "book", "Makefile"):
         assert not (student_release / absent).exists(), absent
+    # nothing in it points at them either: a link to the guide keeps its text only (notebook 00 links to it)
+    pages = [*(student_release / "notebooks").glob("*.ipynb"), *student_release.rglob("*.md")]
+    pointing = [p.name for p in pages for name in ("lecturers_guide.md", "exam_bank.md") if name in text_of(p)]
+    assert not pointing, pointing
     assert (student_release / "course_lib" / "__init__.py").is_file() and (student_release / "pyproject.toml").is_file()
 
 
@@ -189,6 +193,18 @@ def test_the_student_release_opens_itself_in_colab_and_its_links_resolve(student
             if not (page.parent / target).exists():
                 broken.append(f"{page.name} -> {target}")
     assert not broken, broken[:5]
+
+
+def test_a_link_to_a_page_left_out_keeps_its_text(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "glossary.md").write_text("x", encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    page = tmp_path / "notebooks" / "00.ipynb"
+    text = "the [guide](../docs/lecturers_guide.md#grading), the [glossary](../docs/glossary.md#softmax), [web](https://x.org/a.md)"
+    assert release.unlink_absent(text, page) == (
+        "the guide, the [glossary](../docs/glossary.md#softmax), [web](https://x.org/a.md)"
+    )
+    assert not release.kept("docs/lecturers_guide.md") and not release.kept("docs/exam_bank.md")
 
 
 def test_the_release_becomes_a_branch_without_touching_the_checkout(tmp_path, monkeypatch):

@@ -4,13 +4,15 @@
 clone and the Colab links open. It is made of a commit (``--ref``, default HEAD), never of files being edited. It
 holds ``course_lib``, ``data``, the student version of every notebook (:mod:`course_lib.classroom.student`: each
 solution a stub, the hidden tests and the written answers' model answers gone, every output cleared) with its Colab
-cell cloning the release itself, the glossary, the misconceptions page, the running-and-testing page and the
-lecturer's guide (the notebooks link to them), the packaging files, and a README with the release's Colab links. It
-leaves out what a student must not have or does not need: the full notebooks, the exam bank, the tests (their
-shortcut and attack sets included), the tools and the book. Publish it as a repository (or a branch) of its own and
-keep the full repository private: ``--branch NAME`` also commits the tree to branch NAME of this repository (an
-orphan branch, or on top of the branch's last release), without touching the working tree or the index;
-``--archive FILE.zip`` zips it.
+cell cloning the release itself, the glossary, the misconceptions page and the running-and-testing page (the
+notebooks link to them), the packaging files, and a README with the release's Colab links. It leaves out what a
+student must not have or does not need: the full notebooks, the lecturer's guide (how the grading works and what it
+cannot catch), the exam bank, the tests (their shortcut and attack sets included), the tools and the book; a link to
+a page left out keeps its text and loses its target (:func:`unlink_absent`). ``course_lib`` goes whole, the checks'
+code (``course_lib.classroom``) included: the notebooks import it, and the guard does not rely on its being
+secret. Publish it as a repository (or a branch) of its own and keep the full repository private: ``--branch NAME``
+also commits the tree to branch NAME of this repository (an orphan branch, or on top of the branch's last release),
+without touching the working tree or the index; ``--archive FILE.zip`` zips it.
 
 ``python -m tools.release assignment notebooks/NN_x.ipynb --course DIR`` (``make assignment``) makes one nbgrader
 assignment: an nbgrader course folder DIR (its ``nbgrader_config.py`` written the first time, as the guide gives it),
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,7 +46,9 @@ from tools import colab_cell
 # What the release holds, from the repository's tracked files: folders whole, single files by path.
 KEEP_FOLDERS = ("course_lib", "data")
 KEEP_FILES = ("LICENSE", "pyproject.toml", "environment.yml", "postBuild", ".gitignore", "docs/glossary.md",
-              "docs/misconceptions.md", "docs/running_and_testing.md", "docs/lecturers_guide.md")  # fmt: skip
+              "docs/misconceptions.md", "docs/running_and_testing.md")  # fmt: skip
+LEFT_OUT = ("docs/lecturers_guide.md", "docs/exam_bank.md")  # the lecturer's: never in a release, whatever is kept
+LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]+)\]\((?P<target>[^)#\s:]+)(?:#[^)\s]*)?\)")
 NBGRADER_CONFIG = """from course_lib.classroom.release import configure
 
 c = get_config()
@@ -52,7 +57,15 @@ configure(c)  # named stubs in the release, the guard in autograde, 600 s a cell
 
 
 def kept(name: str) -> bool:
+    if name in LEFT_OUT:
+        return False
     return name in KEEP_FILES or name.split("/", 1)[0] in KEEP_FOLDERS and "__pycache__" not in name
+
+
+def unlink_absent(text: str, page: Path) -> str:
+    """``text`` of the page ``page`` with every relative link to a file that does not exist (a page the release leaves
+    out, such as the lecturer's guide) replaced by its link text."""
+    return LINK.sub(lambda m: m[0] if (page.parent / m["target"]).exists() else m["text"], text)
 
 
 def export(ref: str, into: Path, root: Path = ROOT) -> None:
@@ -117,7 +130,13 @@ def build(out: Path, *, repository: str = colab_cell.GITHUB_REPOSITORY, branch: 
         cells = [c for c in nb.cells if c.get("id") == colab_cell.CELL_ID]
         for cell in cells:
             cell.source = setup
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = unlink_absent(cell.source, path)
         nbformat.write(nb, path)
+    for path in written:
+        if path.suffix == ".md":
+            path.write_text(unlink_absent(path.read_text(encoding="utf-8"), path), encoding="utf-8")
     (out / "README.md").write_text(readme(repository, branch, [p.name for p in notebooks]), encoding="utf-8")
     return [*written, *notebooks, out / "README.md"]
 
