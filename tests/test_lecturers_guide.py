@@ -6,10 +6,13 @@ only) or ``deep dive(s) §5.1`` (deep dives of the notebook of the part before, 
 recomputed from the notebooks' badges (tools/sections.py): the timing rule is that every lecture takes 60 to 75
 minutes of its 90-minute slot, and a lab 9 minutes an exercise plus what the table moves into it, at most 75. On each
 branch's path through the weeks every core section and core exercise is placed once, after what it builds on, and
-every week's exercises are graded as that week's homework."""
+every week's exercises are graded as that week's homework. Beyond the table: the project talks of a class of 120 fit
+the rooms and minutes the guide gives them, the midterm is one sitting (a lab slot holds its review only), and the
+guide's example of how a notebook's "How long" line differs from the table is recomputed from that notebook."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -27,6 +30,8 @@ SLOT_MINUTES = 90  # a lecture and a lab each have a 90-minute slot of their own
 LECTURE_MINUTES = (60, 75)  # the timing rule: 15 to 30 minutes of each slot left for questions, a recap, a break
 LAB_MAX_MINUTES = 75
 MINUTES_PER_EXERCISE = 9  # the labs' review of 2026-11-26: four to five exercises took 35 to 45 minutes
+CLASS_SIZE = 120  # the class the plan is sized for (issue 44's reviewer): the project talks must fit it
+PROJECT_SESSION_MINUTES = 120
 ROW = re.compile(
     r"^\| (?P<week>\d+(?: \((?P<branch>[a-z]+)\))?|extra) \| (?P<lecture>[^|]+) \| (?P<minutes>\d+) min "
     r"\| (?P<lab>[^|]+) \| (?P<lab_minutes>\d+) min \| (?P<due>[^|]*) \|$",
@@ -38,7 +43,7 @@ PART = re.compile(
     rf"(?: ?(?P<how>without|deep dives?))?(?: ?(?P<refs>{REFS}))?$"
 )
 LAB = re.compile(
-    r"^(?:midterm \((?P<exam>\d+) min, [^)]*\); )?(?P<nb>\d\d): (?:(?P<refs>" + REFS + r"), then )?"
+    r"^(?:midterm review \((?P<exam>\d+) min, [^)]*\); )?(?P<nb>\d\d): (?:(?P<refs>" + REFS + r"), then )?"
     r"exercises? (?P<exercises>\d+(?:, \d+)*)(?P<home> at home)?$"
 )
 EXERCISE = re.compile(r"(?:^#{2,4}\s*(?:[\d.]+\s*)?|\*\*)Exercise (\d+)\b", re.M)
@@ -314,3 +319,54 @@ def test_the_table_reader_refuses_what_it_cannot_read():
         lecture_parts("[08](../notebooks/08_efficient_attention.ipynb)", "a row")
     six = lecture_parts("[06](../notebooks/06_multi_head_attention.ipynb) without Summary + deep dive §3", "a row")
     assert [u.ref for u in six][-1] == "§3" and "Summary" not in [u.ref for u in six]
+
+
+def test_the_project_talks_of_a_class_of_120_fit_their_session(text):
+    flat = " ".join(text.split())
+    assert f"a class of {CLASS_SIZE}" in flat and f"{CLASS_SIZE} students in pairs" in flat
+    m = re.search(
+        r"\*\*(\d+) talks of (\d+) minutes, (\d+) minutes a pair with questions and the change-over, in (\d+) rooms at "
+        r"once: (\d+) talks, (\d+) minutes a room\*\*",
+        flat,
+    )
+    assert m, "the guide does not give the project session's arithmetic"
+    talks, talk, pair, rooms, per_room, room_minutes = map(int, m.groups())
+    assert talks == CLASS_SIZE // 2 and talk < pair
+    assert per_room == math.ceil(talks / rooms) and room_minutes == per_room * pair <= PROJECT_SESSION_MINUTES
+    assert f"session** of {PROJECT_SESSION_MINUTES} minutes" in flat
+    plan = flat.split("## Assessment", 1)[1].split("## ", 1)[0]
+    assert f"a {talk}-minute talk at the project session" in plan
+    assert not re.search(r"talk[^|.]*\bin (?:the |week \d+'s )?lab slot", flat), "the talks are placed in a lab slot"
+
+
+def test_the_midterm_is_one_sitting_and_a_lab_holds_its_review_only(rows, text):
+    flat = " ".join(text.split())
+    midterm_weeks = [r for r in rows if "midterm" in r.due]
+    assert midterm_weeks and all(r.exam and not r.at_home for r in midterm_weeks), "a lab reviews, then sets exercises"
+    assert all("one sitting" in r.due for r in midterm_weeks)
+    plan = flat.split("## Assessment", 1)[1].split("## ", 1)[0]
+    assert re.search(r"\| midterm exam \| \d+ % \| 60 minutes in week 8, one sitting for the whole class", plan)
+    assert "**The midterm with several lab sections.**" in flat
+
+
+def test_the_guides_how_long_example_is_notebook_05s(rows, text):
+    flat = " ".join(text.split())
+    m = re.search(
+        r"Notebook (\d\d): its line says a core path of ([^,]+), that is (\d+) minutes of sections, "
+        r"the Summary's (\d+) "
+        r"and the Exercises badge's (\d+); here it is a (\d+)-minute lecture and a (\d+)-minute lab "
+        r"\(the Summary's \d+ and (\d+) exercises at (\d+) minutes\), (\d+) minutes",
+        flat,
+    )
+    assert m, "the guide's example of a 'How long' line against the table"
+    number, line, sections_, summary, badge, lecture, lab, exercises, per, total = m.groups()
+    stem = stem_of(number)
+    found, _ = sections.sections(notebook(stem))
+    assert f"the core path about {line} " in sections.how_long_line(found)
+    core = [u for u in units(stem) if u.kind == sections.CORE]
+    assert int(summary) == find(stem, "Summary").minutes
+    assert int(badge) == sum(u.minutes for u in core if u.lab)
+    assert int(sections_) == sum(u.minutes for u in core if not u.lab) - int(summary)
+    assert int(exercises) == len(core_exercises(stem)) and int(per) == MINUTES_PER_EXERCISE
+    (row,) = [r for r in rows if r.lab_stem == stem and r.week <= WEEKS]
+    assert (row.minutes, row.lab_minutes) == (int(lecture), int(lab)) and int(total) == row.minutes + row.lab_minutes
