@@ -216,6 +216,39 @@ def test_a_figure_is_cut_only_when_its_text_would_be_too_small_on_a_slide():
     assert len(slide_figures.panels(png, text_px=9.72)) == 2, "7 pt text drawn at 14.7 px: one panel a slide"
 
 
+def words_over_a_gap_png(second_word: int):
+    """Two panels (rows 60-280; columns 20-390 and 440-810, the gap 390-440) under a line of text 22 px high
+    (rows 5-27) of two words 20 px apart: one ending at column 400, one starting at 420 and ending near
+    ``second_word``. The space between the words is less than the line's height, and the blank columns 400-420 run
+    down the whole figure (notebook 09's figure of an 8 x 8 digit)."""
+    from PIL import Image
+
+    pixels = np.full((300, 830), 255, dtype=np.uint8)
+    pixels[60:280, 20:390] = pixels[60:280, 440:810] = 0
+    pixels[5:27, 39:400:12] = 0  # letters: single columns of ink, 11 blank columns apart
+    pixels[5:27, 420:second_word:12] = 0
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_a_cut_never_passes_through_a_line_of_text():
+    from PIL import Image
+
+    pieces = slide_figures.panels(words_over_a_gap_png(480), text_px=9.72)  # a panel's title reaching over the gap
+    assert len(pieces) == 2
+    inks = [slide_figures._ink(Image.open(io.BytesIO(p))) for p in pieces]
+    first, second = inks
+    title_rows = [k for k, row in enumerate(first) if row.any() and row.sum() < 100]
+    assert title_rows and first[title_rows[0]].sum() == len(range(39, 400, 12)) + len(range(420, 480, 12)), (
+        "the whole line of text goes with the panel under most of it")
+    assert second.shape[0] <= 280 - 60 + 2 * slide_figures.MARGIN, "and the other panel has none of it"
+    assert second.sum() == 220 * 370, "the other panel whole, nothing else"
+    # a title over both panels (reaching far into both): no cut through it; cut below it, as before
+    pieces = slide_figures.panels(words_over_a_gap_png(800), text_px=9.72)
+    assert len(pieces) == 2 and all(slide_figures._ink(Image.open(io.BytesIO(p))).sum() == 220 * 370 for p in pieces)
+
+
 def test_each_panel_of_a_figure_gets_a_slide():
     c = cell("code", "plot()", "subslide", tags=[deck.OUTPUT_ONLY])
     png = base64.b64encode(panels_png(3)).decode()
