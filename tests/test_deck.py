@@ -241,7 +241,8 @@ def test_a_cut_never_passes_through_a_line_of_text():
     first, second = inks
     title_rows = [k for k, row in enumerate(first) if row.any() and row.sum() < 100]
     assert title_rows and first[title_rows[0]].sum() == len(range(39, 400, 12)) + len(range(420, 480, 12)), (
-        "the whole line of text goes with the panel under most of it")
+        "the whole line of text goes with the panel under most of it"
+    )
     assert second.shape[0] <= 280 - 60 + 2 * slide_figures.MARGIN, "and the other panel has none of it"
     assert second.sum() == 220 * 370, "the other panel whole, nothing else"
     # a title over both panels (reaching far into both): no cut through it; cut below it, as before
