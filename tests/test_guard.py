@@ -131,7 +131,7 @@ def test_a_flagged_cell_fails_every_test_after_it_and_says_why():
     ]
     nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "s1234567"}})  # as nbconvert calls it: enabled
     assert nb.cells[1].source.startswith("VARIANT = 's1234567'")  # the grader's id, not what was typed
-    assert nb.cells[3].source == f"{SNAPSHOT}()\ncl.check_answer(a, 1)"  # before the tampering: graded as usual
+    assert nb.cells[3].source == f"{SNAPSHOT}(globals(), ['a'], [])\ncl.check_answer(a, 1)"  # graded as usual
     for cell in nb.cells[5:]:
         first = cell.source.splitlines()[0]
         assert first.startswith("raise AssertionError('Not graded: code cell 4 line 1: changes cl.check_answer")
@@ -150,9 +150,8 @@ def test_a_name_a_check_shares_with_a_locked_cell_may_be_used_and_one_of_its_own
     ]
     assert [(i, p[0].split(",")[0]) for i, p in findings(nb)] == [(3, "line 2: uses reference")]
     nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
-    assert nb.cells[2].source.startswith(f"{SNAPSHOT}()\ndef shared") and nb.cells[4].source.startswith(
-        "raise AssertionError("
-    )
+    assert nb.cells[2].source.startswith(f"{SNAPSHOT}(globals(), ['f'], ['int'])\ndef shared")
+    assert nb.cells[4].source.startswith("raise AssertionError(")
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -168,7 +167,10 @@ def test_no_reference_answer_of_the_course_is_flagged(nb_path):
     assert len(variant) == any("VARIANT = " in s for s in sources) and tests, "the VARIANT cell, if any"
     assert sorted([first, *tests, *variant]) == changed, "and the snapshot's cells: nothing flagged"
     assert nb.cells[first].source.startswith(sources[first]) and nb.cells[first].source.endswith(".snapshot()")
-    assert all(nb.cells[i].source == f"{SNAPSHOT}()\n{sources[i]}" for i in tests)
+    verified = [nb.cells[i].source.split("\n", 1) for i in tests]
+    assert all(
+        top.startswith(f"{SNAPSHOT}(globals(), [") and rest == sources[i] for (top, rest), i in zip(verified, tests)
+    )
 
 
 def test_the_guard_runs_right_after_nbgrader_puts_the_locked_cells_back():

@@ -23,13 +23,15 @@ runs can change what it sees.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
 from .notebook import VARIANT_RE, without_hidden_tests
-from .syntax import bound_names, check_names
-from .tampering import tampering
+from .syntax import _names_bound, bound_names, check_names, free_reads, import_keys, parse
+from .tampering import BUILTINS, tampering
 
 SNAPSHOT = "_course_integrity"  # the name the guard binds the snapshot's check to, in the first locked cell
 
@@ -41,29 +43,73 @@ def _editable(cell: NotebookNode) -> bool:
     return cell.cell_type == "code" and (meta.get("solution") or not meta.get("locked"))
 
 
+class _Reading(NamedTuple):
+    """What a locked cell binds (all, by ``import``), reads free, and what each of its names leads to."""
+
+    names: set[str]
+    modules: set[str]
+    free: set[str]
+    leads: dict[str, set[str]]
+    defined: set[str]
+
+
+def _read(source: str) -> _Reading:
+    return _Reading(*bound_names(source), *free_reads(source))
+
+
+def _reached(reads: set[str], locked: dict[int, _Reading], functions: set[str]) -> set[str]:
+    """``reads`` and what they lead to through the locked cells: a function's or class's globals (read when it is
+    called), and the functions and classes a value's statement read (which the value may hold and call)."""
+    seen, todo = set(), set(reads)
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        for reading in locked.values():
+            lead = reading.leads.get(name, set())
+            todo |= (lead if name in reading.defined else lead & functions) - seen
+    return seen
+
+
+def _same_imports(nb: NotebookNode) -> dict[str, str]:
+    """The names the locked cells bind only by importing one same thing, and its path: importing it again under
+    that name binds the same object (``import math`` where the setup cell did), which changes nothing."""
+    keys: dict[str, str] = {}
+    others: set[str] = set()
+    for cell in nb.cells:
+        tree = parse(cell.source) if cell.cell_type == "code" and not _editable(cell) else None
+        for node in tree.body if tree is not None else []:
+            found = import_keys(node)
+            for name in _names_bound(node):
+                if name in found and keys.setdefault(name, found[name]) == found[name]:
+                    continue
+                others.add(name)
+    return {name: key for name, key in keys.items() if name not in others}
+
+
 def findings(nb: NotebookNode) -> list[tuple[int, list[str]]]:
     """(cell index, what was found) for every cell a student could edit or add (not the ``VARIANT`` cell) in which
-    :func:`tampering` finds something, read against the names the locked cells bind and those only the graded test
-    cells bind (their references, inputs and helpers: :func:`~course_lib.classroom.syntax.check_names`)."""
-    protected: set[str] = set()
-    modules: set[str] = set()
-    in_tests: set[str] = set()
-    elsewhere: set[str] = set()
-    for cell in nb.cells:
-        if cell.cell_type == "code" and not _editable(cell):
-            names, imported = bound_names(cell.source)
-            protected, modules = protected | names, modules | imported
-            graded = cell.metadata.get("nbgrader", {}).get("grade")
-            in_tests, elsewhere = (
-                (in_tests | check_names(cell.source), elsewhere) if graded else (in_tests, elsewhere | names)
-            )
-    decided = in_tests - elsewhere
+    :func:`tampering` finds something. A cell may not rebind a name that a locked or graded test cell after it reads
+    free (before binding it, or in a function's body, read when called), directly or through the functions of the
+    locked cells it calls, where a locked cell binds the name or it is a builtin (``int``): the rebinding could change
+    what a check sees. Any other name is the student's to rebind (``i``, ``visible``; ``math`` imported again). Values
+    the locked cells made may not be changed; nor may a cell use the names only the graded test cells bind (their
+    references, inputs and helpers: :func:`~course_lib.classroom.syntax.check_names`)."""
+    locked = {i: _read(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code" and not _editable(c)}
+    made = set().union(*(r.names for r in locked.values()))
+    modules = set().union(*(r.modules for r in locked.values()))
+    functions = set().union(*(r.defined for r in locked.values()))
+    tests = {i for i in locked if nb.cells[i].metadata.get("nbgrader", {}).get("grade")}
+    in_tests = set().union(*(check_names(nb.cells[i].source) for i in tests))
+    decided = in_tests - set().union(*(r.names for i, r in locked.items() if i not in tests))
+    imports = _same_imports(nb)
     found = []
     for i, cell in enumerate(nb.cells):
         if _editable(cell) and not (
             VARIANT_RE.search(cell.source) and not cell.metadata.get("nbgrader", {}).get("solution")
         ):
-            problems = tampering(cell.source, protected, modules, decided)
+            later = set().union(*(r.free for j, r in locked.items() if j > i))
+            protected = _reached(later, locked, functions) & (made | BUILTINS)
+            problems = tampering(cell.source, protected, modules, decided, made=made, imports=imports)
             if SNAPSHOT in cell.source:
                 problems.append(f"uses {SNAPSHOT}, the grader's snapshot of the modules")
             if problems:
@@ -90,15 +136,25 @@ class GuardSubmission(Preprocessor):
 
     @staticmethod
     def _verify_before_tests(nb: NotebookNode) -> None:
-        """The snapshot at the end of the first locked code cell, its verification at the top of every test cell."""
-        locked = [c for c in nb.cells if c.cell_type == "code" and not _editable(c)]
+        """The snapshot at the end of the first locked code cell, its verification at the top of every test cell,
+        handed the answers the cell reads (to be plain values) and the builtins it uses (not to be hidden)."""
+        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        locked = {i: _read(nb.cells[i].source) for i in code if not _editable(nb.cells[i])}
         if not locked:
             return
+        made = set().union(*(r.names for r in locked.values()))
+        functions = set().union(*(r.defined for r in locked.values()))
+        answers: set[str] = set()
+        for i in code:
+            cell = nb.cells[i]
+            if i not in locked:
+                answers |= bound_names(cell.source)[0] - made
+            elif i != min(locked) and cell.metadata.get("nbgrader", {}).get("grade"):
+                reads = _reached(locked[i].free, locked, functions)
+                hidden = (reads & BUILTINS) - made
+                cell.source = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r})\n{cell.source}"
         take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot()"
-        locked[0].source += f"\n{take}"
-        for cell in locked[1:]:
-            if cell.metadata.get("nbgrader", {}).get("grade"):
-                cell.source = f"{SNAPSHOT}()\n{cell.source}"
+        nb.cells[min(locked)].source += f"\n{take}"
 
     @staticmethod
     def _fail_tests_after(nb: NotebookNode, index: int, problems: list[str]) -> None:

@@ -9,6 +9,12 @@ and every module of ``course_lib`` (its vocabulary and ``classroom``). The funct
 at the top of every graded test cell, raises ``AssertionError`` ("Not graded: ...", which the class report flags)
 when one of them has become another object since, however it was reached: a module handed to a function as an
 attribute chain, kept in a container, fetched by ``getattr`` with a literal name, ``print.__self__``...
+
+The guard also hands it, per test cell, the notebook's globals, the answers the cell reads and the builtins it uses.
+An answer must be a plain value: an ``int`` is an ``int``, not a subclass of one (``class Index(int)`` whose ``==``
+says True to anything), and no value of a class with comparisons of its own written in the notebook; else the test
+cell raises ("Not graded: ... must be a plain int"). And a builtin the cell uses may not be hidden by a global of
+the notebook (``class int(int)`` in an answer cell, by any route).
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from __future__ import annotations
 import builtins
 import importlib
 import math
+import os
 import sys
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterable, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -25,7 +33,7 @@ from torch import Tensor
 
 from .integrity import NOT_GRADED
 
-__all__ = ["snapshot"]
+__all__ = ["not_plain", "snapshot"]
 
 # Entries that change by themselves: IPython's last results in builtins, the warnings filter's registry, and
 # builtins.input, which ipykernel binds for every cell it runs (to forward the kernel's standard input).
@@ -62,13 +70,82 @@ def _watched() -> dict[str, object]:
     return fixed | CLASSES | ours
 
 
+_PLAIN = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)  # bool first: an int subclass
+_COMPARING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__index__", "__int__",
+              "__float__")  # fmt: skip
+_TRUSTED = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+_IPYTHON_OWN = frozenset({"exit", "quit", "get_ipython", "open"})  # globals IPython's namespace itself may hold
+
+
+def _numpy_scalars() -> frozenset[type]:
+    import numpy as np
+
+    return frozenset(np.sctypeDict.values())
+
+
+def _installed(cls: type) -> bool:
+    """Whether ``cls`` is what its module, a file of the installed libraries or course_lib, names by its name."""
+    module = sys.modules.get(cls.__module__)
+    found = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    where = getattr(module, "__file__", None) or ""
+    return found is cls and (module is builtins or os.path.abspath(where).startswith(_TRUSTED))
+
+
+def _own_comparisons(kind: type) -> bool:
+    """Whether ``kind`` or a class it derives from has comparisons (or truth, conversions) of its own written in the
+    notebook: neither built in nor a class of the installed libraries or course_lib."""
+    for cls in kind.__mro__:
+        for name in _COMPARING:
+            method = cls.__dict__.get(name)
+            if method is None or isinstance(method, (types.BuiltinFunctionType, types.WrapperDescriptorType,
+                                                     types.MethodDescriptorType)):  # fmt: skip
+                continue
+            code = getattr(getattr(method, "__func__", method), "__code__", None)
+            if not _installed(cls) and (code is None or not os.path.abspath(code.co_filename).startswith(_TRUSTED)):
+                return True
+    return False
+
+
+def not_plain(value: object, depth: int = 0) -> str | None:
+    """Why ``value``, an answer, cannot be compared as it is (a sentence), or None: a subclass of a builtin value type
+    (other than NumPy's scalars), or a value whose class compares in its own way; inside containers too."""
+    kind = type(value)
+    base = next((t for t in _PLAIN if isinstance(value, t)), None)
+    if base is not None and kind is not base and kind not in _numpy_scalars():
+        return f"must be a plain {base.__name__}, not {kind.__name__} (a subclass of {base.__name__})"
+    if base is None and not isinstance(value, type) and _own_comparisons(kind):
+        return f"must be a plain value, not a {kind.__name__}, whose comparisons are its own"
+    if kind in (tuple, list, set, frozenset, dict) and depth < 4:
+        items = [*value.items()] if kind is dict else value
+        for item in list(items)[:10_000]:
+            problem = not_plain(item, depth + 1)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _answers_and_builtins(namespace: Mapping, answers: Iterable[str], hidden: Iterable[str]) -> list[str]:
+    """What is wrong with the answers a test cell reads, and which builtins it uses are hidden by a global."""
+    found = []
+    for name in answers:
+        problem = not_plain(namespace[name]) if name in namespace else None
+        found += [f"{name} {problem}: its own comparisons could answer the check"] if problem else []
+    shadowed = [n for n in hidden if n in namespace and n not in _IPYTHON_OWN and not n.startswith("_")]
+    return found + [f"a cell binds {n}, which hides the builtin the checks use" for n in shadowed]
+
+
 def snapshot() -> Callable[[], None]:
     """Remember, now, every attribute of the modules and classes the checks rely on; the function returned raises
     ``AssertionError`` ("Not graded: ...") when one of them has become another object since, naming up to three."""
     watched = _watched()
     kept = {label: dict(vars(obj)) for label, obj in watched.items()}
 
-    def verify() -> None:
+    def verify(namespace: Mapping | None = None, answers: Iterable[str] = (), hidden: Iterable[str] = ()) -> None:
+        problems = _answers_and_builtins(namespace or {}, answers, hidden)
+        if problems:
+            raise AssertionError(f"{NOT_GRADED}: " + "; ".join(problems))
         changed = [
             f"{label}.{key}"
             for label, obj in watched.items()

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["bound_names", "check_names", "global_uses", "parse"]
+__all__ = ["bound_names", "check_names", "free_reads", "global_uses", "import_keys", "parse"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
 
 def parse(source: str) -> ast.Module | None:
@@ -173,3 +174,87 @@ def global_uses(tree: ast.AST) -> set[int]:
 
     visit(tree, [])
     return found
+
+
+def _loads(nodes: list[ast.AST], globals_: set[int]) -> set[str]:
+    """The notebook's globals that ``nodes`` read where they run, not inside the functions they define (an augmented
+    assignment's target is read too)."""
+    found = set()
+    for node in (n for root in nodes for n in _outside_functions(root)):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) in globals_:
+            found.add(node.id)
+    return found
+
+
+def _branches(stmt: ast.stmt) -> tuple[list[ast.AST], list[list[ast.stmt]]]:
+    """(the expressions a compound statement reads first, its bodies: any of which may not run)."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test], [stmt.body, stmt.orelse]
+    if isinstance(stmt, ast.Match):
+        heads = [stmt.subject, *(c.pattern for c in stmt.cases), *(c.guard for c in stmt.cases if c.guard)]
+        return heads, [c.body for c in stmt.cases]
+    handlers = getattr(stmt, "handlers", [])
+    heads = [h.type for h in handlers if h.type is not None]
+    return heads, [stmt.body, *(h.body for h in handlers), stmt.orelse, stmt.finalbody]
+
+
+def _read_before_bound(body: list[ast.stmt], bound: set[str], globals_: set[int]) -> set[str]:
+    """The globals ``body`` (statements run in order) reads before it binds them itself, outside function bodies. A
+    binding counts only where it surely happened: not inside ``if``, ``while``, ``try``, ``match`` or a loop's body
+    (which may not run); a ``with``'s body does run."""
+    free: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            free |= _loads([stmt.iter], globals_) - bound
+            inner = bound | {t.id for t in ast.walk(stmt.target) if isinstance(t, ast.Name)}
+            free |= _read_before_bound(stmt.body, set(inner), globals_)
+            free |= _read_before_bound(stmt.orelse, set(inner), globals_)
+        elif isinstance(stmt, (ast.If, ast.While, ast.Match, ast.Try, *_TRY_STAR)):
+            heads, bodies = _branches(stmt)
+            free |= _loads(heads, globals_) - bound
+            for part in bodies:
+                free |= _read_before_bound(part, set(bound), globals_)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            free |= _loads([item.context_expr for item in stmt.items], globals_) - bound
+            bound |= {t.id for item in stmt.items if item.optional_vars for t in ast.walk(item.optional_vars)
+                      if isinstance(t, ast.Name)}  # fmt: skip
+            free |= _read_before_bound(stmt.body, bound, globals_)
+        else:  # a simple statement, a def or a class: what it reads, then what it binds
+            free |= _loads([stmt], globals_) - bound
+            bound |= set(_names_bound(stmt)) | {n.target.id for n in ast.walk(stmt) if isinstance(n, ast.NamedExpr)}
+    return free
+
+
+def free_reads(source: str) -> tuple[set[str], dict[str, set[str]], set[str]]:
+    """What a cell reads from the notebook's globals or the builtins when it runs: (the names it reads at its top
+    level before it binds them itself, or inside any function or lambda it defines, whose body reads them when it is
+    called; per name the cell binds at its top level, the globals its statement reads: for a function or class, what
+    a later call reads; the names it defines by ``def`` or ``class``)."""
+    tree = parse(source)
+    if tree is None:
+        return set(), {}, set()
+    globals_ = global_uses(tree)
+    outside = {id(n) for n in _outside_functions(tree)}
+    inside = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+              and id(n) in globals_ and id(n) not in outside}  # fmt: skip
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    leads: dict[str, set[str]] = {}
+    for stmt in tree.body:
+        reads = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                 and id(n) in globals_}  # fmt: skip
+        for name in _names_bound(stmt):
+            leads[name] = leads.get(name, set()) | reads
+    return _read_before_bound(tree.body, set(), globals_) | inside, leads, defined
+
+
+def import_keys(node: ast.AST) -> dict[str, str]:
+    """The names an import binds and, for each, the dotted path of what it binds (``import torch.nn.functional as F``:
+    ``F`` -> ``torch.nn.functional``; ``import os.path``: ``os`` -> ``os``; ``from torch import nn``: ``nn`` ->
+    ``torch.nn``): two imports of one path bind one object. A relative import has no path, nor does ``*``."""
+    if isinstance(node, ast.Import):
+        return {(a.asname or a.name).split(".")[0]: a.name if a.asname else a.name.split(".")[0] for a in node.names}
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"}
+    return {}

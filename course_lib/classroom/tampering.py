@@ -34,6 +34,7 @@ switched on, an answer tensor with its own rules) is checked at run time too (:m
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib.util
 import os
@@ -47,10 +48,13 @@ from .syntax import (
     bound_names,
     check_names,
     global_uses,
+    import_keys,
     parse,
 )
 
-__all__ = ["bound_names", "check_names", "tampering"]
+__all__ = ["BUILTINS", "bound_names", "check_names", "tampering"]
+
+BUILTINS = frozenset(dir(builtins))  # a cell's global of one of these names hides the builtin from later cells
 
 CHECKERS = {"cl", "course_lib", "check_answer", "check_close", "check_function", "explain_difference", "torch",
             "VARIANT"}  # fmt: skip
@@ -94,16 +98,17 @@ def _magic_code(node: ast.AST) -> tuple[str, str] | None:
     return (args[0], code) if isinstance(args[0], str) and isinstance(code, str) else None
 
 
-def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str]) -> list[str]:
+def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str], imports: dict[str, str]) -> list[str]:
     found = []
     for node in nodes:
+        same = {name for name, key in import_keys(node).items() if imports.get(name) == key}  # import math again
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             reaching = {a.name.split(".")[0] for a in node.names} | {(getattr(node, "module", "") or "").split(".")[0]}
             found += [f"line {node.lineno}: imports {m}, made for reaching into other code"
                       for m in sorted(reaching & _REACHING_MODULES)]  # fmt: skip
             found += _unusual_imports(node)
         found += [f"line {getattr(node, 'lineno', '?')}: rebinds {name}, which the checks use"
-                  for name in _names_bound(node) if name in watched]  # fmt: skip
+                  for name in _names_bound(node) if name in watched - same]  # fmt: skip
     for node in ast.walk(tree):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             found += [f"line {node.lineno}: declares {name} global, which the checks use"
@@ -218,12 +223,12 @@ def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[s
             and isinstance(n.ctx, ast.Load)]  # fmt: skip
 
 
-def _indirection(tree: ast.AST, protected: set[str], modules: set[str]) -> list[str]:
+def _indirection(tree: ast.AST, protected: set[str], modules: set[str], **read_as: object) -> list[str]:
     found = []
     for node in ast.walk(tree):
         magic = _magic_code(node)
         if magic is not None and magic[0] in _HARMLESS_MAGICS:
-            found += [f"in %{magic[0]}: {line}" for line in tampering(magic[1], protected, modules)]
+            found += [f"in %{magic[0]}: {line}" for line in tampering(magic[1], protected, modules, **read_as)]
             continue
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else name
@@ -246,24 +251,28 @@ def _is_harmless_magic_call(tree: ast.AST, name_node: ast.AST) -> bool:
     return False
 
 
-def tampering(source: str, protected: set[str], modules: set[str], decided: set[str] = frozenset()) -> list[str]:
+def tampering(source: str, protected: set[str], modules: set[str], decided: set[str] = frozenset(), *,
+              made: set[str] | None = None, imports: dict[str, str] | None = None) -> list[str]:  # fmt: skip
     """What in ``source`` (a cell a student wrote) could change what the checks see, or answer for them, one line per
     finding.
 
-    ``protected``: names the locked cells bind; ``modules``: names they bind to imported modules (the cell's own
-    imports are added); ``decided``: names only the graded test cells bind (:func:`check_names`), which an answer may
-    not use. A cell that does not parse finds nothing: it fails when it runs, and its exercise with it.
+    ``protected``: names the cell may not rebind (:func:`course_lib.classroom.guard.findings`: those a later check
+    reads); ``modules``: names the locked cells bind to imported modules (the cell's own imports are added);
+    ``decided``: names only the graded test cells bind (:func:`check_names`), which an answer may not use; ``made``:
+    the names whose values the locked cells made, which the cell may not change in place (``protected`` if not
+    given); ``imports``: names the locked cells bind by importing, and what: importing the same again is no
+    rebinding. A cell that does not parse finds nothing: it fails when it runs, and its exercise with it.
     """
     tree = parse(source)
     if tree is None:
         return []
     outside, globals_ = _outside_functions(tree), global_uses(tree)
-    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
-    found = _rebindings(outside, tree, protected | CHECKERS)
-    found += _handed_on(tree, globals_, modules | {n for node in imports if isinstance(node, ast.Import)
+    imported = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    found = _rebindings(outside, tree, protected | CHECKERS, imports or {})
+    found += _handed_on(tree, globals_, modules | {n for node in imported if isinstance(node, ast.Import)
                                          for n in _names_bound(node)})  # fmt: skip
-    modules = _module_aliases(tree, modules | {n for node in imports for n in _names_bound(node)})
-    found += _changes(tree, globals_, protected, modules)
-    found += _indirection(tree, protected, modules)
+    modules = _module_aliases(tree, modules | {n for node in imported for n in _names_bound(node)})
+    found += _changes(tree, globals_, protected if made is None else made, modules)
+    found += _indirection(tree, protected, modules, made=made, imports=imports)
     found += _check_reads(tree, globals_, set(decided))
     return list(dict.fromkeys(found))
