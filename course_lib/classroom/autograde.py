@@ -125,7 +125,11 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             for out in cell.get("outputs", []) if grade_id else ():
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
-                if "Not graded" in text:
+                if "Not graded" in text and "must be a plain" in text:
+                    found.append((grade_id, "not graded: an answer that compares in its own way"))
+                elif "Not graded" in text and "hides the builtin" in text:
+                    found.append((grade_id, "not graded: a builtin the checks use was hidden"))
+                elif "Not graded" in text:
                     found.append((grade_id, "not graded: a checker was changed"))
                 elif "ShortcutError" in text and ("(the check's" in text or "(a function of the check)" in text):
                     found.append((grade_id, "the check's own reference or helper was called"))

@@ -70,6 +70,7 @@ _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults_
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
 _HARMLESS_MAGICS = {"time", "timeit", "matplotlib"}
+_COMPARING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}  # a value's own ==: a check's verdict
 # What switches off or rewrites what the checks see at run time: torch's modes and the switches that turn them off,
 # a tensor's own rules, a kernel registered over PyTorch's (torch.library)
 _SWITCHING = {"TorchFunctionMode", "TorchDispatchMode", "_DisableTorchDispatch", "DisableTorchFunction",
@@ -234,6 +235,8 @@ def _indirection(tree: ast.AST, protected: set[str], modules: set[str], **read_a
         name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else name
         if name in _SWITCHING:
             found.append(f"line {node.lineno}: uses {name}, which can switch off or rewrite what the checks see")
+        if name in _COMPARING:
+            found.append(f"line {node.lineno}: defines or uses {name}: a value's own comparison could answer a check")
         if name in _INDIRECTION or name in _INTERNALS:
             if not (name == "get_ipython" and _is_harmless_magic_call(tree, node)):
                 found.append(f"line {node.lineno}: uses {name}, which can change what the checks see")

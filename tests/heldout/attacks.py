@@ -626,6 +626,45 @@ atexit.register(setattr, cl, "check_answer", print)
     "VARIANT rebound in an answer cell": """
 VARIANT = "s7654321"
 """,
+    # ------------------------------------------------------------------ issue 44: a lecturer's grading of notebook 05
+    "a by-hand answer of an int subclass whose == says True to anything (05 exercise 1)": """
+class Index(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+
+answer_value = Index(3)
+""",
+    "int shadowed by a class of the answer cell: the check's inputs come out empty (05 exercise 3)": """
+class int(int):
+    def __new__(cls, x=0, *args):
+        return 0
+
+
+def causal_padding_mask(lengths, n):
+    return torch.zeros(len(lengths), n, n, dtype=torch.bool)
+""",
+}
+
+# By-hand answers (bound to ``answer_value``) whose own comparisons answer the check: refused at run time by the test
+# cell's verification (course_lib.classroom.snapshot.not_plain), whatever a reading of the cell finds, and flagged.
+RUNTIME_ATTACKS = {
+    "05 Exercise 1: an int subclass whose == says True, its class made by type() with a built name": """
+answer_value = type("Index", (int,), {"__e" + "q__": lambda self, other: True, "__hash__": int.__hash__})(3)
+""",
+    "05 Exercise 1: trudy's Index(3), an int subclass whose == says True": """
+class Index(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+
+answer_value = Index(3)
+""",
+    "05 Exercise 1: weights as a list holding a float subclass that equals anything": """
+answer_value = [0.0, type("W", (float,), {"__eq__": lambda s, o: True, "__hash__": float.__hash__})(0.5)]
+""",
 }
 
 CAUGHT = {
@@ -745,6 +784,9 @@ CAUGHT = {
     "unittest.mock.patch.object(...).start()",
     "walrus rebinds a checker name",
     "walrus rebinds a locked cell's input",
+    # issue 44 (a lecturer's grading of notebook 05): a class with its own ==, a builtin shadowed that a check reads
+    "a by-hand answer of an int subclass whose == says True to anything (05 exercise 1)",
+    "int shadowed by a class of the answer cell: the check's inputs come out empty (05 exercise 3)",
 }
 
 # Each hole: (why it gets through today, how the guard could close it). The "why" is its strict-xfail reason. The last

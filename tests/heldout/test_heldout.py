@@ -24,15 +24,29 @@ import course_lib as cl
 from course_lib.classroom.autograde import _flags
 from course_lib.classroom.checks import check_function, explain_difference
 from course_lib.classroom.exercises import blocked
-from course_lib.classroom.guard import bound_names, tampering
+from course_lib.classroom.guard import bound_names, findings, tampering
 from course_lib.classroom.notebook import find_exercises
+from course_lib.classroom.snapshot import snapshot
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 
-from .attacks import CAUGHT, HOLES, NOTEBOOK_SHORTCUTS, REFERENCE_ATTACKS, SHORTCUT_ATTACKS, TAMPERING_ATTACKS
+from .attacks import (
+    CAUGHT,
+    HOLES,
+    NOTEBOOK_SHORTCUTS,
+    REFERENCE_ATTACKS,
+    RUNTIME_ATTACKS,
+    SHORTCUT_ATTACKS,
+    TAMPERING_ATTACKS,
+)
 
 LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\nimport math\nweights = [0.4, 0.6]\n"
 PROTECTED, MODULES = bound_names(LOCKED)
+# A graded test cell after the attack, reading what the locked cell binds and builtins: what the guard protects
+CHECK = (
+    "assert int(len(weights)) == 2 and answer_value == 3\n"
+    "cl.check_answer(torch.tensor(weights), F.softmax(torch.tensor([0.0, math.log(1.5)]), -1))\n"
+)
 
 
 def _mha_reference(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):  # notebook 06's mha_reference
@@ -152,9 +166,32 @@ def test_the_shortcut_is_caught(name):
             fn(*args)
 
 
+def _graded(*cells: tuple[str, dict]) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    for source, meta in cells:
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+        nb.cells[-1].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, **meta}
+    return nb
+
+
 @pytest.mark.parametrize("name", _marked(sorted(TAMPERING_ATTACKS)))
 def test_the_tampering_is_flagged(name):
-    assert tampering(TAMPERING_ATTACKS[name], PROTECTED, MODULES)
+    """Flagged as the guard reads a submission: the attack in an answer cell between the locked cell and a check."""
+    nb = _graded((LOCKED, {"locked": True}), (TAMPERING_ATTACKS[name], {"solution": True}), (CHECK, {"grade": True,
+                 "locked": True}))  # fmt: skip
+    assert findings(nb) and [i for i, _ in findings(nb)] == [1]
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME_ATTACKS))
+def test_an_answer_that_compares_in_its_own_way_scores_zero_and_is_flagged(name, tmp_path):
+    verify = snapshot()
+    namespace = {"torch": torch, "cl": cl, "__name__": "__main__"}
+    exec(compile(RUNTIME_ATTACKS[name], "<answer cell>", "exec"), namespace)
+    assert namespace["answer_value"] == 999 or namespace["answer_value"][1] == 999  # it would pass a check's ==
+    with pytest.raises(AssertionError, match="Not graded: answer_value must be a plain (int|float)") as err:
+        verify(namespace, ["answer_value"], ["int", "len"])
+    flags = _flagged(tmp_path, RUNTIME_ATTACKS[name], str(err.value))
+    assert flags[0] == ("test", "not graded: an answer that compares in its own way")  # (and its reading, if any)
 
 
 def _flagged(tmp_path, solution: str, error: str) -> list[tuple[str, str]]:
