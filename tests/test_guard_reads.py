@@ -152,3 +152,18 @@ def test_the_guard_hands_each_test_cell_the_answers_it_reads():
     assert first == [
         "_course_integrity(globals(), ['most_weight_without_mask', 'weights_ex1'], ['int', 'print', 'range'])"
     ]
+
+
+def test_a_check_whose_inputs_all_come_out_empty_does_not_pass():
+    import torch
+
+    import course_lib as cl
+
+    def empty(g):  # what trudy's int(...) -> 0 made of notebook 05's lengths_inputs
+        return torch.randint(0, 1, (3,), generator=g), 0
+
+    def reference(lengths, n):
+        return cl.causal_mask(n) & cl.padding_mask(lengths, n)
+
+    with pytest.raises(AssertionError, match="Not graded: .*every expected result of the 10 trials was empty"):
+        cl.check_function(lambda lengths, n: torch.zeros(3, n, n, dtype=torch.bool), reference, empty, trials=10)
