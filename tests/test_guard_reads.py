@@ -97,10 +97,10 @@ def _cell(source, **meta):
     return cell
 
 
-def _flagged(later: str) -> list:
+def _flagged(later: str, locked: str = "import torch\nLIMIT = 1\ndef helper():\n    return LIMIT\n") -> list:
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        _cell("import torch\nLIMIT = 1\ndef helper():\n    return LIMIT\ntools = [helper]", locked=True),
+        _cell(locked, locked=True),
         _cell("LIMIT = 10**9\ni = 3", solution=True),
         _cell(later, grade=True, locked=True),
     ]
@@ -108,9 +108,11 @@ def _flagged(later: str) -> list:
 
 
 def test_a_name_is_protected_through_the_functions_a_later_cell_reaches():
-    assert _flagged("assert tools[0]() == 1") and _flagged("assert helper() == 1") and _flagged("assert LIMIT")
+    assert _flagged("assert helper() == 1") and _flagged("assert LIMIT")
     assert _flagged("assert 1 == 1") == [] and _flagged("for i in range(2):\n    print(i)") == []
     assert _flagged("LIMIT = 1\nassert LIMIT == 1") == []  # bound again before it is read
+    handed = "import torch\nLIMIT = 1\ndef helper():\n    return LIMIT\ntools = [helper]\n"
+    assert _flagged("assert tools[0]() == 1", handed) and _flagged("assert 1 == 1", handed)  # kept: called any time
 
 
 class _Index(int):  # trudy's answer to exercise 1
@@ -167,3 +169,13 @@ def test_a_check_whose_inputs_all_come_out_empty_does_not_pass():
 
     with pytest.raises(AssertionError, match="Not graded: .*every expected result of the 10 trials was empty"):
         cl.check_function(lambda lengths, n: torch.zeros(3, n, n, dtype=torch.bool), reference, empty, trials=10)
+
+
+def test_a_function_handed_on_by_a_locked_cell_keeps_its_globals_protected():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _cell("import torch\nseen = []\ndef hook(*args):\n    seen.append(1)\nhooks = cl.register(hook)", locked=True),
+        _cell("seen = [1, 2, 3]", solution=True),  # a hook the check runs through course_lib may read seen
+        _cell("assert cl.run_hooks() == 1", grade=True, locked=True),
+    ]
+    assert [i for i, _ in findings(nb)] == [1]

@@ -23,6 +23,7 @@ runs can change what it sees.
 
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple
 
 from nbconvert.preprocessors import Preprocessor
@@ -70,6 +71,14 @@ def _reached(reads: set[str], locked: dict[int, _Reading], functions: set[str]) 
     return seen
 
 
+def _handed(source: str) -> set[str]:
+    """The names a cell reads other than to call them: functions it hands on (a hook, a callback, kept in a list)."""
+    tree = parse(source)
+    nodes = list(ast.walk(tree)) if tree is not None else []
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called}
+
+
 def _same_imports(nb: NotebookNode) -> dict[str, str]:
     """The names the locked cells bind only by importing one same thing, and its path: importing it again under
     that name binds the same object (``import math`` where the setup cell did), which changes nothing."""
@@ -90,10 +99,11 @@ def findings(nb: NotebookNode) -> list[tuple[int, list[str]]]:
     """(cell index, what was found) for every cell a student could edit or add (not the ``VARIANT`` cell) in which
     :func:`tampering` finds something. A cell may not rebind a name that a locked or graded test cell after it reads
     free (before binding it, or in a function's body, read when called), directly or through the functions of the
-    locked cells it calls, where a locked cell binds the name or it is a builtin (``int``): the rebinding could change
-    what a check sees. Any other name is the student's to rebind (``i``, ``visible``; ``math`` imported again). Values
-    the locked cells made may not be changed; nor may a cell use the names only the graded test cells bind (their
-    references, inputs and helpers: :func:`~course_lib.classroom.syntax.check_names`)."""
+    locked cells it calls or hands on (a hook may call those at any time), where a locked cell binds the name or it is
+    a builtin (``int``): the rebinding could change what a check sees. Any other name is the student's to rebind
+    (``i``, ``visible``; ``math`` imported again). Values the locked cells made may not be changed; nor may a cell use
+    the names only the graded test cells bind (their references, inputs and helpers:
+    :func:`~course_lib.classroom.syntax.check_names`)."""
     locked = {i: _read(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code" and not _editable(c)}
     made = set().union(*(r.names for r in locked.values()))
     modules = set().union(*(r.modules for r in locked.values()))
@@ -102,12 +112,13 @@ def findings(nb: NotebookNode) -> list[tuple[int, list[str]]]:
     in_tests = set().union(*(check_names(nb.cells[i].source) for i in tests))
     decided = in_tests - set().union(*(r.names for i, r in locked.items() if i not in tests))
     imports = _same_imports(nb)
+    handed = functions & set().union(*(_handed(nb.cells[i].source) for i in locked))  # a hook may call them any time
     found = []
     for i, cell in enumerate(nb.cells):
         if _editable(cell) and not (
             VARIANT_RE.search(cell.source) and not cell.metadata.get("nbgrader", {}).get("solution")
         ):
-            later = set().union(*(r.free for j, r in locked.items() if j > i))
+            later = handed.union(*(r.free for j, r in locked.items() if j > i))
             protected = _reached(later, locked, functions) & (made | BUILTINS)
             problems = tampering(cell.source, protected, modules, decided, made=made, imports=imports)
             if SNAPSHOT in cell.source:
