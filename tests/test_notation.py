@@ -17,7 +17,9 @@ notebook 12 on and in the glossary, never the encoder's memory; the end-of-seque
 glossary gives it (`<eos>`, "end-of-sequence token"), never `</s>`, `<|endoftext|>` or "end token"; and exposure bias
 is called that, never "the exposure gap". The beam width is $b$ from notebook 14 on and in docs/ (issue 43), never
 $K$, which is the matrix of keys. From notebook 12 on $V$ is a vocabulary's
-size only, never the matrix of values; the notation table defines $F$, $N$ and $V$ (issue 43)."""
+size only, never the matrix of values; the notation table defines $F$, $N$ and $V$ (issue 43), and $M$, $P$, $\\tau$,
+$T$ and $|y|$ (the number of merges, a prompt's length, the temperature, the longest output a search writes and one
+output's length)."""
 
 import json
 import re
@@ -480,7 +482,7 @@ def test_the_values_checker_flags_the_value_matrix_and_spares_the_vocabulary_siz
 
 def test_the_notation_table_defines_the_sequence_models_letters():
     table = GLOSSARY.read_text(encoding="utf-8").split("\n## Notation\n")[1].split("\n## ")[0]
-    for symbol in ("F", "N", "V", "b", "E"):
+    for symbol in ("F", "N", "V", "b", "E", "M", "P", r"\tau", "T", r"\lvert y \rvert"):
         assert f"\n| ${symbol}$ |" in table, f"the Notation table has no row for ${symbol}$"
     v_row = re.search(r"\n\| \$V\$ \|([^\n]*)", table)[1]
     both = "vocabulary" in v_row and "values" in v_row and V_IS_VOCABULARY_FROM in v_row
