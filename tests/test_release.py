@@ -54,12 +54,14 @@ def test_the_steps_sit_around_clear_solutions_before_the_checksums():
 
 
 @needs_nbgrader
-def test_configure_sets_up_a_course():
+def test_configure_sets_up_a_course(monkeypatch):
     from traitlets.config import Config
 
+    monkeypatch.setenv("PATH", os.environ["PATH"])  # configure() puts this Python's bin first; undone after the test
     c = Config()
     configure(c)
     assert NamedStubs in c.GenerateAssignment.preprocessors and c.Execute.timeout == 600
+    assert os.environ["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
     assert any(step.__name__ == "GuardSubmission" for step in c.Autograde.sanitize_preprocessors)
 
 
