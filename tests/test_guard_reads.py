@@ -123,7 +123,14 @@ class _Index(int):  # trudy's answer to exercise 1
 
 
 @pytest.mark.parametrize(
-    "value", [_Index(3), [0.5, _Index(1)], {"a": (_Index(2),)}, type("Any", (), {"__eq__": lambda s, o: True})()]
+    "value",
+    [
+        _Index(3),
+        [0.5, _Index(1)],
+        {"a": (_Index(2),)},
+        type("Any", (), {"__eq__": lambda s, o: True})(),
+        __import__("collections").UserList([type("Late", (), {"__float__": lambda s: 0.25})()]),  # a lazy float inside
+    ],
 )
 def test_an_answer_with_comparisons_of_its_own_is_refused(value):
     problem = not_plain(value)

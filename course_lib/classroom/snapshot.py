@@ -25,7 +25,7 @@ import math
 import os
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 
 import torch
 import torch.nn.functional as F
@@ -117,8 +117,9 @@ def not_plain(value: object, depth: int = 0) -> str | None:
         return f"must be a plain {base.__name__}, not {kind.__name__} (a subclass of {base.__name__})"
     if base is None and not isinstance(value, type) and _own_comparisons(kind):
         return f"must be a plain value, not a {kind.__name__}, whose comparisons are its own"
-    if kind in (tuple, list, set, frozenset, dict) and depth < 4:
-        items = [*value.items()] if kind is dict else value
+    container = isinstance(value, (Sequence, Set, Mapping)) and not isinstance(value, (str, bytes))
+    if (kind in (tuple, list, set, frozenset, dict) or (base is None and container)) and depth < 4:  # UserList too
+        items = [*value.items()] if isinstance(value, Mapping) else value
         for item in list(items)[:10_000]:
             problem = not_plain(item, depth + 1)
             if problem is not None:
@@ -136,11 +137,30 @@ def _answers_and_builtins(namespace: Mapping, answers: Iterable[str], hidden: It
     return found + [f"a cell binds {n}, which hides the builtin the checks use" for n in shadowed]
 
 
+def _inside(label: str, value: object) -> object:
+    """What can change inside ``value`` while it stays the same object: a function's code and defaults (replaced by
+    ``functools.update_wrapper(..., assigned=("__code__",))``), and the items of course_lib's own tables (a dict
+    emptied in place); None for the rest. Compared item by item, by identity."""
+    if isinstance(value, types.FunctionType):
+        return (value.__code__, value.__defaults__, *(value.__kwdefaults__ or {}).values())
+    if label.startswith("course_lib") and type(value) in (dict, list, set):  # a module's __builtins__ is left out
+        return tuple(x for pair in value.items() for x in pair) if type(value) is dict else tuple(value)
+    return None
+
+
+def _same(before: object, after: object) -> bool:
+    return before is None or (len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True)))
+
+
 def snapshot() -> Callable[[], None]:
     """Remember, now, every attribute of the modules and classes the checks rely on; the function returned raises
     ``AssertionError`` ("Not graded: ...") when one of them has become another object since, naming up to three."""
     watched = _watched()
     kept = {label: dict(vars(obj)) for label, obj in watched.items()}
+    inside = {
+        label: {key: _inside(label, value) for key, value in vars(obj).items() if not key.startswith("__")}
+        for label, obj in watched.items()
+    }
 
     def verify(namespace: Mapping | None = None, answers: Iterable[str] = (), hidden: Iterable[str] = ()) -> None:
         problems = _answers_and_builtins(namespace or {}, answers, hidden)
@@ -156,6 +176,14 @@ def snapshot() -> Callable[[], None]:
             f"{label}.{key}"
             for label, obj in watched.items()
             for key in kept[label].keys() - vars(obj).keys() - _MOVING
+        ]
+        changed += [
+            f"{label}.{key}"
+            for label, obj in watched.items()
+            for key, value in vars(obj).items()
+            if key not in _MOVING
+            and kept[label].get(key) is value
+            and not _same(inside[label].get(key), _inside(label, value))
         ]
         if changed:
             raise AssertionError(
