@@ -116,6 +116,31 @@ def write_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
             zf.writestr(info, buffer.getvalue(), compresslevel=9)
 
 
+def write_run(
+    out: str, model, losses: list[float], held_out: tuple[str, float], config: list[int], start: float
+) -> None:
+    """A trained model's shipped file (tools/train_sorter.py, tools/train_translator.py): its weights as ``w.<name>``,
+    the training losses, the held-out loss under its name (``test_loss``, ``val_loss``) and the settings, written by
+    :func:`write_npz`; prints the parameters, the losses, the CPU seconds since ``start`` and the file's sha256."""
+    import hashlib
+    import time
+
+    name, loss = held_out
+    arrays = {f"w.{k}": v.detach().numpy() for k, v in model.state_dict().items()}
+    arrays |= {
+        "loss": np.array(losses, dtype=np.float32),
+        name: np.array([loss], dtype=np.float32),
+        "config": np.array(config, dtype=np.int64),
+    }
+    write_npz(out, arrays)
+    data_bytes = open(out, "rb").read()
+    words = {"test_loss": "test loss", "val_loss": "validation loss"}.get(name, name)
+    print(f"{sum(p.numel() for p in model.parameters()):,} parameters; loss {losses[0]:.3f} -> "
+          f"{sum(losses[-10:]) / 10:.4f} (last 10); {words} {loss:.4f}")  # fmt: skip
+    print(f"{time.process_time() - start:.1f} s of CPU; wrote {out}: {len(data_bytes):,} bytes, sha256 "
+          f"{hashlib.sha256(data_bytes).hexdigest()}")  # fmt: skip
+
+
 def main() -> None:
     import peft
     import transformers

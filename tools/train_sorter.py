@@ -25,11 +25,9 @@ give other bytes, while the losses and the test loss the checks compare agree to
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -98,7 +96,7 @@ def evaluate(model: cl.DecoderLM, rows: torch.Tensor) -> float:
 
 
 def main() -> None:
-    from tools.make_hf_reference import write_npz
+    from tools.make_hf_reference import write_run
 
     torch.set_num_threads(1)
     out = sys.argv[1]
@@ -107,19 +105,8 @@ def main() -> None:
     model = new_model()
     losses = train(model, train_rows, STEPS)
     test_loss = evaluate(model, test_rows)
-    arrays = {f"w.{k}": v.detach().numpy() for k, v in model.state_dict().items()}
     config = [SEED, DATA_SEED, TEST_SEED, N_TRAIN, N_CANDIDATES, N_TEST, STEPS, EARLY, BATCH, *MODEL.values()]
-    arrays |= {
-        "loss": np.array(losses, dtype=np.float32),
-        "test_loss": np.array([test_loss], dtype=np.float32),
-        "config": np.array(config, dtype=np.int64),
-    }
-    write_npz(out, arrays)
-    data_bytes = open(out, "rb").read()
-    print(f"{sum(p.numel() for p in model.parameters()):,} parameters; loss {losses[0]:.3f} -> "
-          f"{sum(losses[-10:]) / 10:.4f} (last 10); test loss {test_loss:.4f}")  # fmt: skip
-    print(f"{time.process_time() - start:.1f} s of CPU; wrote {out}: {len(data_bytes):,} bytes, sha256 "
-          f"{hashlib.sha256(data_bytes).hexdigest()}")  # fmt: skip
+    write_run(out, model, losses, ("test_loss", test_loss), config, start)
 
 
 if __name__ == "__main__":

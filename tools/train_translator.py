@@ -23,11 +23,9 @@ the validation loss the checks compare do not, to the precision they check).
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -92,7 +90,7 @@ def evaluate(model: cl.Translator, src: torch.Tensor, tgt: torch.Tensor) -> floa
 
 
 def main() -> None:
-    from tools.make_hf_reference import write_npz
+    from tools.make_hf_reference import write_run
 
     torch.set_num_threads(1)
     out = sys.argv[1]
@@ -101,19 +99,8 @@ def main() -> None:
     model = new_model(len(src_names), len(tgt_names))
     losses = train(model, train_src, train_tgt, STEPS)
     val_loss = evaluate(model, val_src, val_tgt)
-    arrays = {f"w.{k}": v.detach().numpy() for k, v in model.state_dict().items()}
     config = [SEED, DATA_SEED, *SIZES, STEPS, EARLY, BATCH, *MODEL.values()]
-    arrays |= {
-        "loss": np.array(losses, dtype=np.float32),
-        "val_loss": np.array([val_loss], dtype=np.float32),
-        "config": np.array(config, dtype=np.int64),
-    }
-    write_npz(out, arrays)
-    data_bytes = open(out, "rb").read()
-    print(f"{sum(p.numel() for p in model.parameters()):,} parameters; loss {losses[0]:.3f} -> "
-          f"{sum(losses[-10:]) / 10:.4f} (last 10); validation loss {val_loss:.4f}")  # fmt: skip
-    print(f"{time.process_time() - start:.1f} s of CPU; wrote {out}: {len(data_bytes):,} bytes, sha256 "
-          f"{hashlib.sha256(data_bytes).hexdigest()}")  # fmt: skip
+    write_run(out, model, losses, ("val_loss", val_loss), config, start)
 
 
 if __name__ == "__main__":
