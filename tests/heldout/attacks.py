@@ -667,6 +667,123 @@ answer_value = [0.0, type("W", (float,), {"__eq__": lambda s, o: True, "__hash__
 """,
 }
 
+# Issue 44, a second lecturer's grading of notebook 05 with the guide's commands: four submissions scored full marks
+# unflagged by changing what the checks rely on inside objects that stay the same (a function's code, a course table)
+# or by an answer that reads the check's expected values when converted. The submissions were lost: these are rebuilt
+# from the lecturer's account. Each is (answer cell, check cell) run after the locked cells: the check passes a junk or
+# forbidden answer once the answer cell ran (the cheat is real), and the test cell's run-time verification
+# (course_lib.classroom.snapshot) refuses it ("Not graded"), which the class report flags. READ_05: those that the
+# guard's reading of the answer cell flags too; the others are holes of the reading (READ_HOLES: why), closed at run
+# time only.
+_JUNK_PASSES = """
+cl.check_function(lambda x: x, lambda x: x + 1, lambda g: (torch.zeros(2),), name="junk")
+cl.check_answer(torch.zeros(2), torch.ones(2), "junk by hand")
+"""
+LECTURER_05_ATTACKS = {
+    "max: update_wrapper gives cl.check_function and explain_difference another function's __code__": (
+        """
+import functools
+
+
+def _agree(*args, **kwargs):
+    return None
+
+
+functools.update_wrapper(cl.check_function, _agree, assigned=("__co" + "de__",))
+functools.update_wrapper(cl.explain_difference, _agree, assigned=("__co" + "de__",))
+""",
+        _JUNK_PASSES,
+    ),
+    "olga: the same through the checks module, the names to copy held in a variable, updated=()": (
+        """
+import functools
+
+_WHAT = ("__co" + "de__",)
+
+
+def _agree(*args, **kwargs):
+    return None
+
+
+for _checker in (cl.check_function, cl.classroom.checks.explain_difference):
+    functools.update_wrapper(_checker, _agree, assigned=_WHAT, updated=())
+""",
+        _JUNK_PASSES,
+    ),
+    "olga: functools.wraps(..., assigned=...) applied to the checkers": (
+        """
+from functools import wraps
+
+
+def _agree(*args, **kwargs):
+    return None
+
+
+_copy_code = wraps(_agree, assigned=["".join(["__", "code", "__"])], updated=[])
+_copy_code(cl.check_function)
+_copy_code(cl.explain_difference)
+""",
+        _JUNK_PASSES,
+    ),
+    "kim2: reach.KERNELS emptied in place through a function, then an aten kernel does fixed_attention's work": (
+        """
+def _forget(table):
+    for key in table:
+        table[key] = ()
+
+
+_forget(cl.classroom.reach.KERNELS)
+
+
+def fixed_attention(q, k, v, mask=None):
+    bias = None if mask is None else torch.zeros(mask.shape, dtype=q.dtype).masked_fill(~mask, float("-inf"))
+    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask=bias)
+""",
+        """
+def masked_inputs(g):
+    mask = torch.rand(2, 3, 5, generator=g) > 0.5
+    mask[..., 0] = True
+    return torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g), torch.randn(2, 5, 2, generator=g), mask
+
+
+cl.check_function(lambda q, k, v, m: fixed_attention(q, k, v, m)[0], cl.scaled_dot_product_attention,
+                  masked_inputs, name="fixed_attention", without=cl.ATTENTION_FUNCTIONS)
+""",
+    ),
+    "ned: weights_ex1 a UserList of objects whose __float__ reads expected_ex1 by string.Formatter().get_field": (
+        """
+import collections
+import string
+
+
+class _Late:
+    def __init__(self, i):
+        self.i = i
+
+    def __float__(self):
+        expected = string.Formatter().get_field("0.__globals__[expected_ex1]", (_Late.__init__,), {})[0]
+        return float(expected[0, self.i])
+
+
+weights_ex1 = collections.UserList(_Late(i) for i in range(4))
+""",
+        """
+expected_ex1 = torch.softmax(torch.randn(1, 4, dtype=torch.float64), -1)  # numbers the answer never saw
+cl.check_answer(torch.tensor([weights_ex1], dtype=torch.float64), expected_ex1, "masked weights", atol=5e-5)
+""",
+    ),
+}
+READ_05: set[str] = set()
+READ_HOLES = {
+    name: "a dunder name built in a string, handed to functools or string.Formatter"
+    for name in LECTURER_05_ATTACKS
+    if not name.startswith("kim2")
+} | {
+    "kim2: reach.KERNELS emptied in place through a function, then an aten kernel does fixed_attention's work": (
+        "a course table handed to a function of the cell, which changes it in place: no reading follows a value"
+    )
+}
+
 CAUGHT = {
     # closed on 2026-12: blocking a course function blocks its unchecked twins, read from its source
     # (classroom.delegates); the first seven passed their checks before, the two sdpa ones were caught by a table

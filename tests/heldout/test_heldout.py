@@ -10,6 +10,7 @@ flagged by the class report (:func:`course_lib.classroom.autograde.class_report`
 
 import ast
 import math
+import types
 import warnings
 from functools import cache
 
@@ -26,14 +27,17 @@ from course_lib.classroom.checks import check_function, explain_difference
 from course_lib.classroom.exercises import blocked
 from course_lib.classroom.guard import bound_names, findings, tampering
 from course_lib.classroom.notebook import find_exercises
-from course_lib.classroom.snapshot import snapshot
+from course_lib.classroom.snapshot import _watched, snapshot
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 
 from .attacks import (
     CAUGHT,
     HOLES,
+    LECTURER_05_ATTACKS,
     NOTEBOOK_SHORTCUTS,
+    READ_05,
+    READ_HOLES,
     REFERENCE_ATTACKS,
     RUNTIME_ATTACKS,
     SHORTCUT_ATTACKS,
@@ -249,3 +253,61 @@ def test_an_answer_calling_what_the_check_decides_with_is_refused_and_flagged(na
     exec(compile(REFERENCE_ATTACKS[name], "<answer cell>", "exec"), namespace)
     with pytest.raises(AssertionError, match=r"raised ShortcutError: \S+ \((the check's|a function of the check)"):
         exec(compile(check, "<check cell>", "exec"), namespace)
+
+
+@pytest.fixture
+def restored():
+    """Put back what an attack changed in what the checks rely on: attributes, functions' code, course tables."""
+    kept = {label: (obj, dict(vars(obj))) for label, obj in _watched().items()}
+    values = [value for _, entries in kept.values() for value in entries.values()]
+    codes = [(f, f.__code__, f.__defaults__, dict(vars(f))) for f in values if isinstance(f, types.FunctionType)]
+    tables = [(t, dict(t)) for t in values if type(t) is dict]
+    yield
+    for obj, entries in kept.values():
+        for key, value in entries.items():
+            if vars(obj).get(key, restored) is not value:
+                setattr(obj, key, value)
+    for f, code, defaults, attributes in codes:
+        f.__code__, f.__defaults__ = code, defaults
+        vars(f).clear()
+        vars(f).update(attributes)
+    for table, items in tables:
+        table.clear()
+        table.update(items)
+
+
+def _student(name: str) -> str:
+    return name.split(":")[0]
+
+
+@pytest.mark.parametrize("name", sorted(LECTURER_05_ATTACKS), ids=_student)
+def test_a_second_lecturers_cheat_passes_its_check_yet_is_not_graded_and_flagged(name, restored, tmp_path):
+    """The grading path of a test cell: the snapshot taken in the first locked cell, the answer cell, then the test
+    cell's verification (handed the answers it reads) before its check."""
+    answer, check = LECTURER_05_ATTACKS[name]
+    namespace = {"torch": torch, "cl": cl, "F": F, "math": math, "__name__": "__main__"}
+    verify = snapshot()
+    exec(compile(answer, "<answer cell>", "exec"), namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(check, "<check cell>", "exec"), namespace)  # passes: without the verification, full marks
+    with pytest.raises(AssertionError, match=r"^Not graded: ") as err:
+        verify(namespace, sorted(bound_names(answer)[0] & {"weights_ex1", "fixed_attention"}), ["float", "len"])
+    flags = _flagged(tmp_path, answer, str(err.value))
+    assert flags[0][1] in ("not graded: a checker was changed", "not graded: an answer that compares in its own way")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n if n in READ_05 else pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"hole: {READ_HOLES[n]}"))
+     for n in sorted(LECTURER_05_ATTACKS)],
+    ids=_student,
+)  # fmt: skip
+def test_a_second_lecturers_cheat_is_read_as_tampering(name):
+    answer, check = LECTURER_05_ATTACKS[name]
+    nb = _graded((LOCKED, {"locked": True}), (answer, {"solution": True}), (check, {"grade": True, "locked": True}))
+    assert [i for i, _ in findings(nb)] == [1]
+
+
+def test_every_second_lecturers_cheat_is_read_or_a_documented_hole():
+    assert READ_05 <= set(LECTURER_05_ATTACKS) and set(READ_HOLES) == set(LECTURER_05_ATTACKS) - READ_05
