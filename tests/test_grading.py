@@ -347,6 +347,60 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     assert not find_leaks(answers, texts), "\n".join(find_leaks(answers, texts))
 
 
+# The second lecturer's cheats on notebook 05 (tests/heldout/attacks.py), each handed in, in the answer cell of the
+# exercise it cheats on, with the reference solution of every exercise (ned's by-hand answer keeps its second name)
+LECTURER_05_EXERCISE = {"max": "Exercise 1", "olga": "Exercise 1", "kim2": "Exercise 5", "ned": "Exercise 1"}
+
+
+@needs_grading
+def test_the_second_lecturers_cheats_on_05_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's LECTURER_05_ATTACKS graded by nbgrader with the guard, as its own student: its
+    exercise's test cells score zero, refused ("Not graded"), every later one too where a checker was changed, and the
+    class report flags it; the test cells before keep their points, and a later one loses them only by a refusal."""
+    from tests.heldout.attacks import LECTURER_05_ATTACKS
+
+    nb_path = next(p for p in NOTEBOOKS if p.name.startswith("05_"))
+    root, assignment = tmp_path / "course", "a05"
+    root.mkdir()
+    (root / "nbgrader_config.py").write_text(CONFIG)
+    command = [sys.executable, "-m", "course_lib.classroom.student", str(nb_path), "--out"]
+    done = subprocess.run([*command, str(root / "source" / assignment), "--nbgrader"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    nbgrader(root, "generate_assignment", assignment)
+    source = nbformat.read(root / "source" / assignment / nb_path.name, as_version=4)
+    release = nbformat.read(root / "release" / assignment / nb_path.name, as_version=4)
+    exercises = find_exercises(source)
+    students = {}
+    for number, (name, (attack, _)) in enumerate(sorted(LECTURER_05_ATTACKS.items())):
+        student, label = f"{name.split(':')[0]}-{number}", LECTURER_05_EXERCISE[name.split(":")[0]]
+        students[student] = label
+
+        def answer(ex: Exercise, attack=attack, label=label) -> str:
+            reference = solution_code(source.cells[ex.solution_cell].source)
+            return f"{reference}\n{attack}" if ex.label == label else reference
+
+        submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
+    env = nbgrader_environ(nbval_environ(os.environ))
+    graded = autograde_class(root, assignment, jobs=2, progress=False, env=env)
+    assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
+    summaries, flags = class_report(root, assignment)
+    scores = {s.grade_id: s.scores for s in summaries}
+    for student, label in students.items():
+        attacked = next(i for i, e in enumerate(exercises) if e.label == label)
+        out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)
+        for i, ex in enumerate(exercises):
+            for cell in graded_cells(source, ex):
+                grade_id, errors = source.cells[cell].metadata["nbgrader"]["grade_id"], cell_errors(out.cells[cell])
+                full, refused = source.cells[cell].metadata["nbgrader"]["points"], "Not graded" in str(errors)
+                if i < attacked:
+                    assert scores[grade_id][student] == full, (student, grade_id, errors)
+                elif i == attacked or student.startswith(("max", "olga")):  # a checker changed: every test after
+                    assert scores[grade_id][student] == 0 and refused, (student, grade_id, errors)
+                else:  # an answer refused where it is read: the later ones score unless the reading flagged the cell
+                    assert scores[grade_id][student] == full or refused, (student, grade_id, errors)
+        assert any(why.startswith("not graded") or why.startswith("tampering") for _, why in flags[student]), flags
+
+
 # ---------------------------------------------------------------- the leak scan itself (fast, always run)
 
 
