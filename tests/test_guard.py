@@ -60,6 +60,23 @@ TAMPERING = {
         "    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):\n"
         "        return func(*args, **(kwargs or {}))"
     ),
+    # a second lecturer's 05 (issue 44): internals named in strings that functools or string.Formatter look up
+    "update_wrapper copies a built name": "import functools\ndef f():\n    pass\n"
+    "functools.update_wrapper(cl.check_close, f, assigned=('__co' + 'de__',))",
+    "update_wrapper, the names by position": "from functools import update_wrapper as uw\nuw(print, len, ['x'], [])",
+    "update_wrapper taken as a value": "import functools as ft\ndef quiet(f, how=ft.update_wrapper):\n    return f",
+    "wraps with assigned=": "import functools\nw = functools.wraps(len, assigned=names)",
+    "wraps with **options": "from functools import wraps\nw = wraps(len, **options)",
+    "string.Formatter().get_field": "import string\nv = string.Formatter().get_field('0.x', (len,), {})",
+    "Formatter imported from string": "from string import Formatter",
+    "a format string that reads __globals__": "text = '{0.__globals__[weights]}'.format(len)",
+    "a format string built from pieces": "text = ('{0.__glo' + 'bals__}').format(len)",
+    "a format string held in a name, then rebound": "fmt = '{}'\nfor fmt in names:\n    print(fmt.format(len))",
+    "a format string read inside a function": "fmt = '{:.3f}'\ndef show(x):\n    return fmt.format(x)",
+    "str.format with a computed format string": "text = str.format(chr(123) + '0}', len)",
+    "format_map of a variable": "text = template.format_map({'a': 1})",
+    "a private attribute in a format string's spec": "text = '{0:{1._x}}'.format(1.0, len)",
+    "getattr of format": "f = getattr('{0.__globals__}', 'format')",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -74,6 +91,17 @@ HONEST = {
     "a from-imported function handed on": "import functools\nfrom torch.nn.functional import softmax\n"
     "sm = functools.partial(softmax, dim=-1)",
     "a module under another plain name": "import numpy as np\nnumpy_module = np\nx = numpy_module.zeros(2)",
+    "an f-string": "x = 0.25\nprint(f'{x:.3f} {x!r:>10} {[x][0]}')",
+    "a literal format string": "x = 0.25\nprint('{:.3f}'.format(x), '{} of {}'.format(1, 2), '{0[1]}'.format([1, 2]))",
+    "a format string by name, a field by key": "text = '{a:>{w}}'.format(a=1, w=6)\n"
+    "labels = '{name}'.format_map({'name': 'q'})",
+    "a format string bound once, used after": "fmt = '{:>8.3f}'\nrow = fmt * 3\n"
+    "print(fmt.format(0.5), row.format(1, 2, 3))",
+    "a row format repeated n times": "n = 3\nprint(('{:>6}' * n).format(*range(n)))",
+    "functools.wraps as a decorator": (
+        "import functools\ndef logged(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
+        "    return inner\nw = functools.update_wrapper(lambda: 1, len)"
+    ),
 }
 
 

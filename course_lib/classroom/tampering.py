@@ -25,6 +25,9 @@ finding, each of these:
   registered over PyTorch's (``torch.library``), and importing a module an answer does not need (one written to a
   file at run time, ``os``, ``subprocess``, ...: only ``_ALLOWED_MODULES`` and their submodules pass);
 - a name bound to a module by a plain attribute chain (``checks = cl.classroom.checks``) is read as the module;
+- internals named in strings handed to an allowed module that looks them up: ``functools.update_wrapper`` /
+  ``wraps`` with ``assigned=``, ``string.Formatter``, a ``str.format`` whose format string is not a literal or reads
+  an internal (:mod:`course_lib.classroom.dunders`);
 - the code given to ``%time`` / ``%timeit`` is read the same way (those magics are otherwise harmless).
 
 A reading finds what is written, not every effect code can have: what only shows when the code runs (a mode left
@@ -39,6 +42,7 @@ import functools
 import importlib.util
 import os
 
+from .dunders import dunder_strings
 from .syntax import (
     _flat,
     _names_bound,
@@ -278,4 +282,5 @@ def tampering(source: str, protected: set[str], modules: set[str], decided: set[
     found += _changes(tree, globals_, protected if made is None else made, modules)
     found += _indirection(tree, protected, modules, made=made, imports=imports)
     found += _check_reads(tree, globals_, set(decided))
+    found += dunder_strings(tree)  # internals named in strings that functools or string.Formatter look up
     return list(dict.fromkeys(found))

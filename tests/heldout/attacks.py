@@ -773,12 +773,9 @@ cl.check_answer(torch.tensor([weights_ex1], dtype=torch.float64), expected_ex1, 
 """,
     ),
 }
-READ_05: set[str] = set()
+# read as tampering since the reading of strings handed to functools and string.Formatter (classroom.dunders)
+READ_05 = {name for name in LECTURER_05_ATTACKS if not name.startswith("kim2")}
 READ_HOLES = {
-    name: "a dunder name built in a string, handed to functools or string.Formatter"
-    for name in LECTURER_05_ATTACKS
-    if not name.startswith("kim2")
-} | {
     "kim2: reach.KERNELS emptied in place through a function, then an aten kernel does fixed_attention's work": (
         "a course table handed to a function of the cell, which changes it in place: no reading follows a value"
     )
