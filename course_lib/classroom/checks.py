@@ -24,7 +24,7 @@ from .hints import hint_at_cause
 from .integrity import NOT_GRADED, untrusted
 from .own import own_functions
 
-__all__ = ["explain_difference", "check_answer", "check_close", "check_function"]
+__all__ = ["answer_tensor", "explain_difference", "check_answer", "check_close", "check_function"]
 
 
 def _raise_if_unanswered(*values: object) -> None:
@@ -148,8 +148,41 @@ def check_close(
 def check_answer(actual: object, expected: Tensor, name: str = "your answer", *, atol: float = 1e-5,
                  rtol: float = 1e-4) -> None:  # fmt: skip
     """:func:`check_close` for a by-hand answer: a wrong answer is told which element is wrong and whether it is too
-    large or too small, never the expected value, which would give the answer away."""
+    large or too small, never the expected value, which would give the answer away. An answer that is not a tensor
+    (a number, a list, NumPy's arrays and scalars) is converted by :func:`answer_tensor`, to ``expected``'s dtype where
+    that is a floating-point one."""
+    _raise_if_unanswered(actual)
+    if not isinstance(actual, Tensor):
+        try:
+            actual = answer_tensor(actual, expected.dtype if expected.dtype.is_floating_point else None)
+        except NotImplementedError:  # an unanswered placeholder inside a list: the stub's own message
+            raise
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise AssertionError(f"{name}: cannot be read as numbers ({type(err).__name__}: {err})") from err
     check_close(actual, expected, name, atol=atol, rtol=rtol, hints=False, reveal=False)
+
+
+def _holds_numpy(value: object, depth: int = 0) -> bool:
+    """Whether ``value``, or an item of its lists and tuples, is a NumPy array or scalar."""
+    if type(value).__module__ == "numpy":
+        return True
+    return type(value) in (list, tuple) and depth < 8 and any(_holds_numpy(v, depth + 1) for v in value)
+
+
+def answer_tensor(value: object, dtype: torch.dtype | None = None) -> Tensor:
+    """A by-hand answer as a tensor, the one conversion the checks share: ``torch.tensor(value, dtype=dtype)``, except
+    that an answer holding NumPy's arrays or scalars (``[np.array([0.2, 0.8])]``, ``[np.float64(0.5)]``, 0-d arrays)
+    becomes one NumPy array first. torch would warn about a list of arrays ("Creating a tensor from a list of
+    numpy.ndarrays is extremely slow", on stderr, which nbgrader scores as a failed cell) and refuses a list of 0-d
+    arrays; an honest NumPy answer is graded like any other."""
+    _raise_if_unanswered(value)
+    if isinstance(value, Tensor):
+        return value if dtype is None else value.to(dtype)
+    if _holds_numpy(value):
+        import numpy as np
+
+        value = np.asarray(value)
+    return torch.tensor(value, dtype=dtype)
 
 
 def check_function(
