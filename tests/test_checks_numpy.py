@@ -1,6 +1,7 @@
-"""By-hand answers written with NumPy: graded like any other, without a warning. nbgrader scores a graded cell that
-writes to stderr as failed, and ``torch.tensor`` of a list of NumPy arrays warns there ("Creating a tensor from a list
-of numpy.ndarrays is extremely slow"); ``check_answer`` converts an answer once, through ``answer_tensor``."""
+"""By-hand answers written with NumPy (or as tensors, lists of them): graded like any other, without a warning.
+nbgrader scores a graded cell that writes to stderr as failed, and ``torch.tensor`` of a list of NumPy arrays warns
+there ("Creating a tensor from a list of numpy.ndarrays is extremely slow"), as it does of a tensor ("To copy construct
+from a tensor"); ``check_answer`` converts an answer once, through ``answer_tensor``."""
 
 import warnings
 
@@ -19,6 +20,9 @@ ANSWERS = {
     "lists of NumPy scalars": [[np.float64(0.2), np.float64(0.8)], [np.float32(0.5), 0.5]],
     "lists of 0-d arrays": [[np.array(0.2), np.array(0.8)], [np.array(0.5), np.array(0.5)]],
     "plain nested lists": [[0.2, 0.8], [0.5, 0.5]],
+    "a tensor": torch.tensor([[0.2, 0.8], [0.5, 0.5]]),
+    "a list of tensors": [torch.tensor([0.2, 0.8]), torch.tensor([0.5, 0.5], requires_grad=True)],
+    "tensors and arrays": [torch.tensor([0.2, 0.8]), np.array([0.5, 0.5])],
 }
 
 
@@ -61,3 +65,17 @@ def test_in_a_fresh_interpreter_torch_warns_and_the_check_does_not():
     slow = "list of numpy.ndarrays is extremely slow"
     assert done["torch.tensor"][0] == 1 and slow in done["torch.tensor"][2], done["torch.tensor"]
     assert done["check_answer"][:2] == (1, "✓ w is correct\n") and slow in done["check_answer"][2], done["check_answer"]
+
+
+class _OwnRules(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return torch.ones(2, 2, dtype=torch.float64)  # "agrees" with anything it is converted or compared to
+
+
+def test_a_tensor_with_rules_of_its_own_is_not_converted_by_its_rules():
+    odd = torch.zeros(2, 2).as_subclass(_OwnRules)
+    with pytest.raises(AssertionError, match="expected a plain torch.Tensor, got _OwnRules"):
+        check_answer(odd, EXPECTED, "weights")
+    with pytest.raises(AssertionError, match="cannot be read as numbers .*_OwnRules, a tensor with rules of its own"):
+        check_answer([odd], EXPECTED[None], "weights")

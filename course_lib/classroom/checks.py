@@ -148,40 +148,58 @@ def check_close(
 def check_answer(actual: object, expected: Tensor, name: str = "your answer", *, atol: float = 1e-5,
                  rtol: float = 1e-4) -> None:  # fmt: skip
     """:func:`check_close` for a by-hand answer: a wrong answer is told which element is wrong and whether it is too
-    large or too small, never the expected value, which would give the answer away. An answer that is not a tensor
-    (a number, a list, NumPy's arrays and scalars) is converted by :func:`answer_tensor`, to ``expected``'s dtype where
-    that is a floating-point one."""
+    large or too small, never the expected value, which would give the answer away. The answer (a number, a list,
+    NumPy's arrays and scalars, a tensor) is converted by :func:`answer_tensor`, to ``expected``'s dtype where that is
+    a floating-point one (a by-hand answer's numbers are graded, not its dtype)."""
     _raise_if_unanswered(actual)
-    if not isinstance(actual, Tensor):
-        try:
-            actual = answer_tensor(actual, expected.dtype if expected.dtype.is_floating_point else None)
-        except NotImplementedError:  # an unanswered placeholder inside a list: the stub's own message
-            raise
-        except (TypeError, ValueError, RuntimeError) as err:
-            raise AssertionError(f"{name}: cannot be read as numbers ({type(err).__name__}: {err})") from err
+    try:
+        actual = answer_tensor(actual, expected.dtype if expected.dtype.is_floating_point else None)
+    except NotImplementedError:  # an unanswered placeholder inside a list: the stub's own message
+        raise
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise AssertionError(f"{name}: cannot be read as numbers ({type(err).__name__}: {err})") from err
     check_close(actual, expected, name, atol=atol, rtol=rtol, hints=False, reveal=False)
 
 
-def _holds_numpy(value: object, depth: int = 0) -> bool:
-    """Whether ``value``, or an item of its lists and tuples, is a NumPy array or scalar."""
+_PLAIN_TENSORS = (Tensor, torch.nn.Parameter)
+
+
+def _arrays(value: object, depth: int = 0) -> object:
+    """``value`` with every tensor inside its lists and tuples made a NumPy array, or None where it holds neither
+    a tensor nor anything of NumPy's (then torch.tensor reads it as it is)."""
+    if isinstance(value, Tensor):
+        if type(value) not in _PLAIN_TENSORS:  # converting it would run its own rules
+            raise TypeError(f"a {type(value).__name__}, a tensor with rules of its own")
+        return value.detach().cpu().numpy()
     if type(value).__module__ == "numpy":
-        return True
-    return type(value) in (list, tuple) and depth < 8 and any(_holds_numpy(v, depth + 1) for v in value)
+        return value
+    if type(value) in (list, tuple) and depth < 8:
+        items = [_arrays(v, depth + 1) for v in value]
+        return (
+            None
+            if all(x is None for x in items)
+            else [v if x is None else x for v, x in zip(value, items, strict=True)]
+        )
+    return None
 
 
 def answer_tensor(value: object, dtype: torch.dtype | None = None) -> Tensor:
     """A by-hand answer as a tensor, the one conversion the checks share: ``torch.tensor(value, dtype=dtype)``, except
-    that an answer holding NumPy's arrays or scalars (``[np.array([0.2, 0.8])]``, ``[np.float64(0.5)]``, 0-d arrays)
-    becomes one NumPy array first. torch would warn about a list of arrays ("Creating a tensor from a list of
-    numpy.ndarrays is extremely slow", on stderr, which nbgrader scores as a failed cell) and refuses a list of 0-d
-    arrays; an honest NumPy answer is graded like any other."""
+    that a tensor is converted without a copy's warning, and an answer holding tensors or NumPy's arrays and scalars
+    (``[np.array([0.2, 0.8])]``, ``[torch.softmax(s, -1)]``, 0-d arrays) becomes one NumPy array first. torch.tensor
+    would warn about a list of arrays ("Creating a tensor from a list of numpy.ndarrays is extremely slow") and about
+    a tensor ("To copy construct from a tensor, ..."), on stderr, which nbgrader scores as a failed cell, and refuses
+    a list of 0-d arrays or of tensors of more than one element: an honest answer is graded like any other."""
     _raise_if_unanswered(value)
+    if isinstance(value, Tensor) and type(value) not in _PLAIN_TENSORS:
+        return value  # as it is: the check refuses a tensor with rules of its own (integrity.untrusted)
     if isinstance(value, Tensor):
-        return value if dtype is None else value.to(dtype)
-    if _holds_numpy(value):
+        return value.detach().clone() if dtype is None else value.detach().to(dtype)
+    arrays = _arrays(value)
+    if arrays is not None:
         import numpy as np
 
-        value = np.asarray(value)
+        value = np.asarray(arrays)
     return torch.tensor(value, dtype=dtype)
 
 
