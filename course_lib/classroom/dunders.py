@@ -1,4 +1,4 @@
-"""Reading a cell for names of internals written in strings and handed to a module an answer may import.
+"""Reading a cell for internals' names, and code, written in strings and handed to a module an answer may import.
 
 :mod:`course_lib.classroom.tampering` flags the internals a cell names (``__code__``, ``__globals__``, ...) and
 ``getattr`` with a computed name; a string reaches them too where an allowed module looks the name up itself:
@@ -13,7 +13,10 @@
   from a function's globals. ``string.Formatter`` and its lookup methods are flagged wherever named; a ``.format`` or
   ``.format_map`` whose format string is not a literal (nor built from literals, in the expression or by a name the
   cell binds once) is flagged, and so is a literal whose field reaches an internal (a part that starts with ``_``).
-  ``"{:.3f}".format(x)`` and f-strings are fine.
+  ``"{:.3f}".format(x)`` and f-strings are fine;
+- ``typing.get_type_hints`` (and ``functools.singledispatch``'s ``register``, which calls it) evaluates annotations
+  written as strings: one that is code rather than a type's name (``def f(x: "exec(...) or int")``) is flagged, and so
+  are ``get_type_hints``, ``ForwardRef`` and ``__annotations__`` wherever named.
 """
 
 from __future__ import annotations
@@ -160,8 +163,40 @@ def _literal_lookups(tree: ast.AST) -> list[str]:
             and len(n.args) > 1 and isinstance(n.args[1], ast.Constant) and n.args[1].value in names]  # fmt: skip
 
 
+def _plain_annotation(text: str) -> bool:
+    """Whether an annotation written as a string names a type and does nothing else: names, public attributes,
+    subscripts, ``|``, ``None`` (``"torch.Tensor"``, ``"list[int] | None"``)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    kinds = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Tuple, ast.BinOp, ast.BitOr)
+    return all(
+        isinstance(n, kinds) or (isinstance(n, ast.Constant) and n.value is None) for n in ast.walk(tree)
+    ) and not any(isinstance(n, ast.Attribute) and n.attr.startswith("_") for n in ast.walk(tree))
+
+
+def _string_annotations(tree: ast.AST) -> list[str]:
+    """Annotations written as strings that are code: ``typing.get_type_hints`` and ``functools.singledispatch``'s
+    ``register`` evaluate them (``def f(x: "exec(...) or int")``); and the names that evaluate one."""
+    notes = [n.annotation for n in ast.walk(tree) if isinstance(n, (ast.arg, ast.AnnAssign)) and n.annotation]
+    notes += [n.returns for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns]
+    found = [
+        f"line {c.lineno}: an annotation written as a string that is code, which typing evaluates ({c.value[:40]!r})"
+        for note in notes
+        for c in ast.walk(note)
+        if isinstance(c, ast.Constant) and isinstance(c.value, str) and not _plain_annotation(c.value)
+    ]
+    evaluating = {"get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref", "__annotations__"}
+    return found + [
+        f"line {n.lineno}: uses {_name_of(n)}, through which typing evaluates annotations written as strings"
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Name, ast.Attribute)) and _name_of(n) in evaluating
+    ]
+
+
 def dunder_strings(tree: ast.AST) -> list[str]:
     """What in a cell's syntax tree hands an internal's name, written in a string, to a module that looks it up: one
     line per finding, naming the line of the cell."""
     calls = {id(n.func): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return _wrappers(tree, calls) + _formats(tree, calls) + _literal_lookups(tree)
+    return _wrappers(tree, calls) + _formats(tree, calls) + _literal_lookups(tree) + _string_annotations(tree)
