@@ -153,6 +153,17 @@ class ViTBlock(TransformerEncoderBlock):
         d_ff = mlp_ratio * d_model
         super().__init__(d_model, num_heads, d_ff=d_ff, dropout=0.0, activation="gelu", norm_first=True)
 
+    def _forward_first(self, x: Tensor, mask: Tensor | None) -> Tensor:
+        """The block's output at position 0 alone: ``x (B, L, D)`` → ``(B, 1, D)``, equal to ``_forward(x, mask)[0][:,
+        :1]`` up to rounding. Only the first token is a query (the keys and values still come from all ``L`` tokens),
+        and only its vector goes through the MLP: for a last block whose other outputs nobody reads (a ViT's head
+        reads the class token alone). ``mask`` as for :meth:`_forward`, ``(B, H, L, L)``; its row 0 is used."""
+        h = self.norm1(x)  # (B, L, D): every token is a key and a value
+        rows = None if mask is None else mask[..., :1, :]  # (B, H, 1, L)
+        attended, _ = self.self_attn._forward(h[:, :1], h, h, rows)  # (B, 1, D)
+        y = x[:, :1] + self.dropout1(attended)
+        return y + self.dropout2(self.feed_forward(self.norm2(y)))  # (B, 1, D)
+
 
 class TinyViT(nn.Module):
     """A small Vision Transformer: patch embedding, class token, learned positions, ``depth`` encoder blocks.
@@ -175,6 +186,10 @@ class TinyViT(nn.Module):
     Forward:
         ``images (B, C, H, W)`` → logits ``(B, K)``; with ``return_weights=True`` also a list of ``depth``
         attention-weight tensors ``(B, Hd, 1 + N, 1 + N)``, one per block (row 0: what the class token attends to).
+
+    Without ``return_weights`` the last block is computed for the class token alone (:meth:`ViTBlock._forward_first`:
+    it is the only query, every token still a key and a value, and only its vector goes through the MLP), since the
+    head reads nothing else: the same logits up to rounding (tested), for less work, in training above all.
     """
 
     def __init__(
@@ -219,10 +234,13 @@ class TinyViT(nn.Module):
         tokens = self.patch_embedding._forward(x)  # (B, N, D)
         cls = self.class_token.expand(B, -1, -1)  # (B, 1, D)
         x = torch.cat([cls, tokens], dim=1) + self.positions.weight.to(x.dtype)  # plus the learned positions (B, T, D)
-        weights = []
-        for block in self.blocks:
-            x, w = block._forward(x, mask)  # (B, T, D), (B, Hd, T, T)
-            weights.append(w)
+        weights, last = [], len(self.blocks) - 1
+        for i, block in enumerate(self.blocks):
+            if i == last and not return_weights:  # the head reads only the class token: compute only its vector
+                x = block._forward_first(x, mask)  # (B, 1, D)
+            else:
+                x, w = block._forward(x, mask)  # (B, T, D), (B, Hd, T, T)
+                weights.append(w)
         logits = self.head(self.norm(x[:, 0]))  # the class token's vector -> (B, K)
         return (logits, weights) if return_weights else logits
 

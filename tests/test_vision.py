@@ -147,6 +147,33 @@ def test_vit_forward_by_hand(device):
     torch.testing.assert_close(vit(images), logits)
 
 
+@pytest.mark.parametrize("depth", [1, 3])
+@pytest.mark.parametrize("masked", [False, True])
+def test_vit_last_block_for_the_class_token_alone(depth, masked):
+    """Without return_weights the last block runs for the class token alone (ViTBlock._forward_first): the same
+    logits, and the same gradients for every parameter, as the full blocks (float64), with a mask too."""
+    torch.manual_seed(0)
+    vit = TinyViT(image_size=8, patch_size=2, d_model=8, depth=depth, num_heads=2, num_classes=3).double()
+    images = torch.randn(4, 1, 8, 8, dtype=torch.float64)
+    mask = None
+    if masked:  # a different pattern per image; every token may attend to the class token
+        mask = torch.rand(4, 17, 17, generator=torch.Generator().manual_seed(1)) > 0.4
+        mask[..., 0] = True
+    fast = vit(images, mask)
+    full, weights = vit(images, mask, return_weights=True)
+    assert len(weights) == depth and weights[-1].shape == (4, 2, 17, 17)
+    torch.testing.assert_close(fast, full)
+    params = list(vit.parameters())
+    grads_fast = torch.autograd.grad(fast.square().sum(), params)
+    grads_full = torch.autograd.grad(full.square().sum(), params)
+    for g_fast, g_full in zip(grads_fast, grads_full, strict=True):
+        torch.testing.assert_close(g_fast, g_full)
+    # the block itself: its output at position 0 only
+    block, x = vit.blocks[-1], torch.randn(4, 17, 8, dtype=torch.float64)
+    expanded = None if mask is None else mask[:, None].expand(4, 2, 17, 17)
+    torch.testing.assert_close(block._forward_first(x, expanded), block._forward(x, expanded)[0][:, :1])
+
+
 def test_vit_class_token_reads_every_patch_and_positions_matter():
     torch.manual_seed(0)
     vit = TinyViT(image_size=4, patch_size=2, d_model=8, depth=1, num_heads=2).double()
