@@ -13,6 +13,7 @@ An implement-it exercise is checked ``without=`` the library functions that woul
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 
 import torch
@@ -23,6 +24,7 @@ from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
 from .integrity import NOT_GRADED, untrusted
 from .own import own_functions
+from .watch import Refused, answering, verify_watched
 
 __all__ = ["answer_tensor", "explain_difference", "check_answer", "check_close", "check_function"]
 
@@ -138,6 +140,7 @@ def check_close(
     before it compares (no torch mode left on, a plain tensor): :mod:`course_lib.classroom.integrity`.
     """
     _raise_if_unanswered(actual)
+    verify_watched()  # the grader's verification, if a snapshot was taken (classroom.watch)
     options = dict(atol=atol, rtol=rtol, hints=hints, reveal=reveal)
     problem = untrusted(actual) or explain_difference(actual, expected, **options)
     if problem is not None:
@@ -228,29 +231,39 @@ def check_function(
     (:func:`course_lib.classroom.exercises.blocked`; the reference may): a call raises inside ``fn``, so the check
     fails and says why. The message of a passed check lists them. Neither may ``fn`` call the check's own
     ``reference``, ``make_inputs`` or the functions defined beside them (:mod:`course_lib.classroom.own`). A
-    different ``seed`` draws other inputs (hidden tests).
+    different ``seed`` draws other inputs (hidden tests). The reference runs after the answer, on a copy of the
+    inputs made before it (the same random state too), and while the answer runs the check's frames are out of
+    its reach (:func:`course_lib.classroom.watch.answering`): asking for them is "Not graded".
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
     integer("trials", trials, minimum=1)
     generator = torch.Generator().manual_seed(integer("seed", seed))
     sizes = []
+    verify_watched()
+    explain, distrust = explain_difference, untrusted  # as they are before any answer runs
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]
-        expected = reference(*_copies(args))
-        sizes.append(expected.numel() if isinstance(expected, Tensor) else 1)
+        kept, state = _kept(args), torch.get_rng_state()  # the reference's inputs and random state, kept apart
         own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
         try:
             with blocked(without, who=name, namespace=getattr(fn, "__globals__", None), functions=(fn,), own=own):
-                actual = fn(*_copies(args))
+                with answering():
+                    actual = fn(*_copies(args))
         except NotImplementedError:
             raise
+        except Refused as err:
+            raise AssertionError(f"{NOT_GRADED}: {name} {err}") from None
         except Exception as err:  # report the student's error together with the inputs' shapes
             raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
-        problem = untrusted(actual) or explain_difference(actual, expected, atol=atol, rtol=rtol, hints=hints)
+        torch.set_rng_state(state)
+        expected = reference(*kept)  # only now, when the answer has returned: never in a frame it could read
+        sizes.append(expected.numel() if isinstance(expected, Tensor) else 1)
+        problem = distrust(actual) or explain(actual, expected, atol=atol, rtol=rtol, hints=hints)
         if problem is not None:
             raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
+    verify_watched()  # nothing the answer's calls changed
     if trials > 1 and not any(sizes):  # nothing compared: the inputs came out empty (a builtin they use hidden?)
         raise AssertionError(f"{NOT_GRADED}: {name}: every expected result of the {trials} trials was empty")
     without = tuple(dict.fromkeys(without))
@@ -278,3 +291,10 @@ class _Name(str):
 
 def _copies(args: Sequence[object]) -> list[object]:
     return [a.clone() if isinstance(a, Tensor) else a for a in args]
+
+
+def _kept(args: Sequence[object]) -> list[object]:  # copied deep: an answer cannot change a model they share
+    try:
+        return copy.deepcopy(list(args))
+    except Exception:  # (a non-leaf tensor, a lock): as the answer's
+        return _copies(args)

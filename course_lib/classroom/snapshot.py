@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .integrity import NOT_GRADED
+from .watch import watch_cells
 
 __all__ = ["not_plain", "snapshot"]
 
@@ -74,6 +75,7 @@ _PLAIN = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozens
 _COMPARING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__index__", "__int__",
               "__float__")  # fmt: skip
 _TRUSTED = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+_NAME = "_course_integrity"  # the notebook's name of the verification (classroom.guard's SNAPSHOT)
 _IPYTHON_OWN = frozenset({"exit", "quit", "get_ipython", "open"})  # globals IPython's namespace itself may hold
 
 
@@ -152,44 +154,82 @@ def _same(before: object, after: object) -> bool:
     return before is None or (len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True)))
 
 
-def snapshot() -> Callable[[], None]:
-    """Remember, now, every attribute of the modules and classes the checks rely on; the function returned raises
-    ``AssertionError`` ("Not graded: ...") when one of them has become another object since, naming up to three."""
+def _checkers(namespace: Mapping) -> dict[str, object]:
+    """The names of ``namespace`` bound to what the checks are reached by: a module (``cl``, ``torch``, ``F``), or a
+    function or class of course_lib's or torch's (``check_answer`` imported by name)."""
+    return {
+        name: value
+        for name, value in namespace.items()
+        if not name.startswith("_")
+        and (
+            isinstance(value, types.ModuleType)
+            or (callable(value) and str(getattr(value, "__module__", "")).startswith(("course_lib", "torch")))
+        )
+    }
+
+
+def _changed(watched: Mapping, kept: Mapping, inside: Mapping, moving: frozenset) -> list[str]:
+    """The attributes of ``watched`` that are no longer what ``kept`` and ``inside`` remembered."""
+    changed = [
+        f"{label}.{key}"
+        for label, obj in watched.items()
+        for key, value in vars(obj).items()
+        if key not in moving and kept[label].get(key, moving if label in CLASSES else value) is not value
+    ]
+    changed += [
+        f"{label}.{key}" for label, obj in watched.items() for key in kept[label].keys() - vars(obj).keys() - moving
+    ]
+    changed += [
+        f"{label}.{key}"
+        for label, obj in watched.items()
+        for key, value in vars(obj).items()
+        if key not in moving
+        and kept[label].get(key) is value
+        and not _same(inside[label].get(key), _inside(label, value))
+    ]
+    return changed
+
+
+def snapshot(namespace: Mapping | None = None) -> Callable[..., None]:
+    """Remember, now, every attribute of the modules and classes the checks rely on, and the names of ``namespace``
+    (the notebook's globals; the caller's if not given) that reach the checks (:func:`_checkers`); the function
+    returned raises ``AssertionError`` ("Not graded: ...") when one of them has become another object since, naming
+    up to three. Taken in a notebook's own namespace (the guard's line in the first locked cell), the verification
+    is also handed to :func:`course_lib.classroom.watch.watch_cells`: it then runs before every graded test cell and
+    in every check, whatever a cell rebinds, and the notebook's ``_course_integrity`` must stay bound to it."""
+    namespace = sys._getframe(1).f_globals if namespace is None else namespace
+    main = namespace is getattr(sys.modules.get("__main__"), "__dict__", None)
     watched = _watched()
     kept = {label: dict(vars(obj)) for label, obj in watched.items()}
     inside = {
         label: {key: _inside(label, value) for key, value in vars(obj).items() if not key.startswith("__")}
         for label, obj in watched.items()
     }
+    bound = _checkers(namespace)
+    # bound now: what a cell could rebind later (a module's names, a builtin) is not looked up when verifying
+    changes, answers_and_builtins, moving, fail, join = (
+        _changed,
+        _answers_and_builtins,
+        _MOVING,
+        AssertionError,
+        ", ".join,
+    )
 
-    def verify(namespace: Mapping | None = None, answers: Iterable[str] = (), hidden: Iterable[str] = ()) -> None:
-        problems = _answers_and_builtins(namespace or {}, answers, hidden)
+    def verify(answers_in: Mapping | None = None, answers: Iterable[str] = (), hidden: Iterable[str] = ()) -> None:
+        problems = answers_and_builtins(answers_in or {}, answers, hidden)
         if problems:
-            raise AssertionError(f"{NOT_GRADED}: " + "; ".join(problems))
-        changed = [
-            f"{label}.{key}"
-            for label, obj in watched.items()
-            for key, value in vars(obj).items()
-            if key not in _MOVING and kept[label].get(key, _MOVING if label in CLASSES else value) is not value
-        ]
-        changed += [
-            f"{label}.{key}"
-            for label, obj in watched.items()
-            for key in kept[label].keys() - vars(obj).keys() - _MOVING
-        ]
-        changed += [
-            f"{label}.{key}"
-            for label, obj in watched.items()
-            for key, value in vars(obj).items()
-            if key not in _MOVING
-            and kept[label].get(key) is value
-            and not _same(inside[label].get(key), _inside(label, value))
-        ]
+            raise fail(f"{NOT_GRADED}: " + "; ".join(problems))
+        changed = changes(watched, kept, inside, moving)
+        changed += [f"the notebook's {name}" for name, value in bound.items() if namespace.get(name) is not value]
+        if main and namespace.get(_NAME) is not verify:
+            changed.append(f"the notebook's {_NAME} (the grader's verification)")
         if changed:
-            raise AssertionError(
-                f"{NOT_GRADED}: a cell changed {', '.join(changed[:3])}"
+            raise fail(
+                f"{NOT_GRADED}: a cell changed {join(changed[:3])}"
                 + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
                 + ", which the checks rely on; restart the kernel and run the cells in order without that change"
             )
 
+    if main:
+        watch_cells(_NAME, verify)
     return verify

@@ -1,0 +1,145 @@
+"""What the grader watches from below the notebook's names: Python's audit hooks (``sys.addaudithook``).
+
+Two things a check relies on could be reached by code the reading of the cells missed (an ``exec`` through a
+library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hints`` of a string annotation):
+
+- **the check's frames while the answer runs.** :func:`answering` wraps the call of a graded answer
+  (:func:`course_lib.classroom.checks.check_function`): while it runs, what hands out frames or other objects by
+  reflection (``sys._getframe``, and through it ``inspect.stack``, ``traceback``, ``logging``; a traceback's or a
+  generator's frame; ``gc.get_objects`` / ``get_referrers`` / ``get_referents``; ``sys._current_frames``) is
+  refused when the answer asked for it, and so is switching the tracer or the profiler (which sees every frame, and
+  is how a check refuses shortcuts). A library that looks at its own caller for its bookkeeping (``namedtuple``,
+  ``typing``, torch's) is not refused. A refusal fails the check, "Not graded", even if the answer caught it.
+- **the grader's verification, whatever a cell rebinds.** :func:`watch_cells` hands the hook the verification the
+  guard's snapshot made (:mod:`course_lib.classroom.snapshot`): every statement run whose code names the snapshot
+  (the first line the guard writes into every graded test cell) runs it first, so a cell that rebinds the
+  notebook's name of the verification (or everything the test cell calls) does not switch it off.
+
+A hook cannot be removed; outside a graded answer's call and those statements it does nothing but return.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+__all__ = ["Refused", "answering", "verify_watched", "watch_cells"]
+
+_FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
+                           "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+                           "sys.addaudithook"})  # fmt: skip
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_locals", "f_globals"})
+# Modules whose functions hand frames (or what is in them) to their caller: who asked is the code that called them
+_HANDING = ("inspect", "traceback", "logging", "bdb", "pdb", "cgitb", "pydoc", "linecache", "dataclasses")
+_OWN = "course_lib.classroom"
+_LIBRARIES = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+
+
+class Refused(RuntimeError):
+    """Raised where a graded answer asks for the check's frames, or switches the tracer or profiler, while it runs."""
+
+
+def _asker(frame: object) -> object:
+    """The frame of the code that asked: past the modules that hand frames to their caller."""
+    while frame is not None and (frame.f_globals.get("__name__") or "").split(".")[0] in _HANDING:
+        frame = frame.f_back
+    return frame
+
+
+def _is_answer(frame: object) -> bool:
+    """Whether ``frame`` runs a student's code: neither the course's own nor an installed library's."""
+    if frame is None:
+        return False
+    if (frame.f_globals.get("__name__") or "").startswith(_OWN):
+        return False
+    return not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARIES)
+
+
+def _install() -> tuple[Callable, Callable, Callable]:
+    """Add the one audit hook of this process; return its switches (closures: nothing a cell rebinds reaches them)."""
+    tokens: list[object] = []  # one per graded answer running now
+    refused: list[str] = []
+    busy: list[bool] = [False]
+    cells: list[tuple] = []  # (marker, verify): the snapshot's verification, at most one
+    getframe, getprofile, asker, is_answer, Error = sys._getframe, sys.getprofile, _asker, _is_answer, Refused
+    events, attributes = _FRAME_EVENTS, _FRAME_ATTRIBUTES
+
+    def hook(event: str, args: tuple) -> None:
+        if busy[0]:
+            return
+        if cells and event == "exec" and args and cells[0][0] in getattr(args[0], "co_names", ()):
+            busy[0] = True
+            try:
+                cells[0][1]()
+            finally:
+                busy[0] = False
+            return
+        if not tokens or not (event in events or (event == "object.__getattr__" and args[1] in attributes)):
+            return
+        if event in ("sys.setprofile", "sys.settrace") and getattr(
+            getattr(getprofile(), "__self__", None), "refused", None
+        ):
+            return  # Python unsets a profiler that raised: the check's own, refusing a shortcut (classroom.reach)
+        busy[0] = True
+        try:
+            if is_answer(asker(getframe(1))):
+                refused.append(event if event in events else f"a frame's {args[1]}")
+                raise Error(
+                    f"asked for {refused[-1]} while it was checked: the check's own frames are not the answer's"
+                )
+        finally:
+            busy[0] = False
+
+    def enter() -> object:
+        tokens.append(token := object())
+        return token
+
+    def leave(token: object) -> str | None:
+        """Why the answer's call cannot be graded (what it asked for, or the watch gone), or None."""
+        present = any(t is token for t in tokens)
+        while present and tokens.pop() is not token:
+            pass
+        why = refused[0] if refused else None if present else "the watch over its call was switched off"
+        refused.clear()
+        return why
+
+    def watch(marker: str | None = None, verify: Callable[[], None] | None = None) -> Callable[[], None] | None:
+        if marker is not None and not cells:  # the first snapshot of a kernel stays
+            cells.append((marker, verify))
+        return cells[0][1] if cells else None
+
+    sys.addaudithook(hook)
+    return enter, leave, watch
+
+
+_SWITCHES = _install()  # at import: before any cell of a notebook runs
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """Run the ``with`` block (a graded answer's call) with the check's frames out of its reach; raise
+    ``Refused`` after it if it asked for them (even if it caught the refusal) or switched the watch off."""
+    enter, leave, _ = _SWITCHES
+    token = enter()
+    try:
+        yield
+    finally:
+        why = leave(token)
+    if why is not None:
+        raise Refused(f"asked for {why} while it was checked: the check's own frames are not the answer's")
+
+
+def watch_cells(marker: str, verify: Callable[[], None]) -> None:
+    """Run ``verify`` before every statement whose code names ``marker`` (the guard's line in each graded test cell),
+    however the notebook's names were rebound. Only the first call of a process counts (a kernel grades one
+    submission; a later snapshot, taken after a cell changed something, would not know the change)."""
+    _SWITCHES[2](marker, verify)
+
+
+def verify_watched() -> None:
+    """Run the verification :func:`watch_cells` was handed, if any (a check runs it before and after it compares)."""
+    verify = _SWITCHES[2]()
+    if verify is not None:
+        verify()
