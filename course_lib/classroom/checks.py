@@ -24,7 +24,7 @@ from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
 from .integrity import NOT_GRADED, untrusted
 from .own import own_functions
-from .watch import Refused, answering, verify_watched
+from .watch import Refused, call_answer, verify_watched
 
 __all__ = ["answer_tensor", "explain_difference", "check_answer", "check_close", "check_function"]
 
@@ -233,7 +233,7 @@ def check_function(
     ``reference``, ``make_inputs`` or the functions defined beside them (:mod:`course_lib.classroom.own`). A
     different ``seed`` draws other inputs (hidden tests). The reference runs after the answer, on a copy of the
     inputs made before it (the same random state too), and while the answer runs the check's frames are out of
-    its reach (:func:`course_lib.classroom.watch.answering`): asking for them is "Not graded".
+    its reach (:func:`course_lib.classroom.watch.call_answer`): asking for them is "Not graded".
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
@@ -248,8 +248,7 @@ def check_function(
         own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
         try:
             with blocked(without, who=name, namespace=getattr(fn, "__globals__", None), functions=(fn,), own=own):
-                with answering():
-                    actual = fn(*_copies(args))
+                actual = call_answer(fn, _copies(args))
         except NotImplementedError:
             raise
         except Refused as err:

@@ -3,7 +3,7 @@
 Two things a check relies on could be reached by code the reading of the cells missed (an ``exec`` through a
 library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hints`` of a string annotation):
 
-- **the check's frames while the answer runs.** :func:`answering` wraps the call of a graded answer
+- **the check's frames while the answer runs.** :func:`call_answer` makes the call of a graded answer
   (:func:`course_lib.classroom.checks.check_function`): while it runs, what hands out frames or other objects by
   reflection (``sys._getframe``, and through it ``inspect.stack``, ``traceback``, ``logging``; a traceback's or a
   generator's frame; ``gc.get_objects`` / ``get_referrers`` / ``get_referents``; ``sys._current_frames``) is
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
-__all__ = ["Refused", "answering", "verify_watched", "watch_cells"]
+__all__ = ["Refused", "call_answer", "refuse_always", "verify_watched", "watch_cells"]
 
 _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
@@ -57,34 +56,61 @@ def _is_answer(frame: object) -> bool:
     return not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARIES)
 
 
-def _install() -> tuple[Callable, Callable, Callable]:
-    """Add the one audit hook of this process; return its switches (closures: nothing a cell rebinds reaches them)."""
-    tokens: list[object] = []  # one per graded answer running now
-    refused: list[str] = []
-    busy: list[bool] = [False]
-    cells: list[tuple] = []  # (marker, verify): the snapshot's verification, at most one
-    getframe, getprofile, asker, is_answer, Error = sys._getframe, sys.getprofile, _asker, _is_answer, Refused
+def _under(frame: object, code: object) -> bool:
+    """Whether ``frame`` runs inside a call of ``code``'s (an answer's call, :func:`call_answer`)."""
+    while frame is not None and frame.f_code is not code:
+        frame = frame.f_back
+    return frame is not None
+
+
+def _unsetting(event: str) -> bool:
+    """Whether Python is unsetting a profiler that raised: the check's own, refusing a shortcut (classroom.reach)."""
+    return event == "sys.setprofile" and bool(getattr(getattr(sys.getprofile(), "__self__", None), "refused", None))
+
+
+def _install() -> tuple[Callable, Callable]:
+    """Add the one audit hook of this process; return its switches (closures: nothing a cell rebinds reaches them).
+    An answer's call is known by the code of the function that makes it on the stack, not by a state it could reset."""
+    # what was refused; the hook running; (marker, verify), the snapshot's verification; refusing outside grading
+    refused, busy, cells, strict = [], [False], [], [False]
+    getframe, asker, is_answer, unsetting, under, Error = sys._getframe, _asker, _is_answer, _unsetting, _under, Refused
     events, attributes = _FRAME_EVENTS, _FRAME_ATTRIBUTES
 
+    def call(fn: Callable, args: Sequence[object]) -> object:
+        refused.clear()
+        try:
+            return fn(*args)
+        finally:
+            why, refused[:] = refused[:1], []
+            if why:  # refused, even if the answer caught it
+                raise Error(f"asked for {why[0]} while it was checked: the check's own frames are not the answer's")
+
+    code = call.__code__
+
     def hook(event: str, args: tuple) -> None:
-        if busy[0]:
+        if event == "object.__getattr__":  # the most frequent (a profiler reading frame.f_code): first
+            if args[1] not in attributes or busy[0]:
+                return
+        elif event == "exec":
+            if cells and not busy[0] and cells[0][0] in getattr(args[0], "co_names", ()):
+                busy[0] = True
+                try:
+                    cells[0][1]()
+                finally:
+                    busy[0] = False
             return
-        if cells and event == "exec" and args and cells[0][0] in getattr(args[0], "co_names", ()):
-            busy[0] = True
-            try:
-                cells[0][1]()
-            finally:
-                busy[0] = False
+        elif event == "object.__setattr__":
+            if args[0] is call:
+                raise Error("the function that calls a graded answer cannot be changed")
             return
-        if not tokens or not (event in events or (event == "object.__getattr__" and args[1] in attributes)):
+        elif event not in events or busy[0]:
             return
-        if event in ("sys.setprofile", "sys.settrace") and getattr(
-            getattr(getprofile(), "__self__", None), "refused", None
-        ):
-            return  # Python unsets a profiler that raised: the check's own, refusing a shortcut (classroom.reach)
+        if not (cells or strict[0]) or unsetting(event):
+            return
         busy[0] = True
         try:
-            if is_answer(asker(getframe(1))):
+            frame = getframe(1)
+            if under(frame, code) and is_answer(asker(frame)):
                 refused.append(event if event in events else f"a frame's {args[1]}")
                 raise Error(
                     f"asked for {refused[-1]} while it was checked: the check's own frames are not the answer's"
@@ -92,54 +118,40 @@ def _install() -> tuple[Callable, Callable, Callable]:
         finally:
             busy[0] = False
 
-    def enter() -> object:
-        tokens.append(token := object())
-        return token
-
-    def leave(token: object) -> str | None:
-        """Why the answer's call cannot be graded (what it asked for, or the watch gone), or None."""
-        present = any(t is token for t in tokens)
-        while present and tokens.pop() is not token:
-            pass
-        why = refused[0] if refused else None if present else "the watch over its call was switched off"
-        refused.clear()
-        return why
-
     def watch(marker: str | None = None, verify: Callable[[], None] | None = None) -> Callable[[], None] | None:
-        if marker is not None and not cells:  # the first snapshot of a kernel stays
+        if marker and not cells:  # the first snapshot of a kernel stays
             cells.append((marker, verify))
+        strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
         return cells[0][1] if cells else None
 
     sys.addaudithook(hook)
-    return enter, leave, watch
+    return call, watch
 
 
 _SWITCHES = _install()  # at import: before any cell of a notebook runs
 
 
-@contextmanager
-def answering() -> Iterator[None]:
-    """Run the ``with`` block (a graded answer's call) with the check's frames out of its reach; raise
-    ``Refused`` after it if it asked for them (even if it caught the refusal) or switched the watch off."""
-    enter, leave, _ = _SWITCHES
-    token = enter()
-    try:
-        yield
-    finally:
-        why = leave(token)
-    if why is not None:
-        raise Refused(f"asked for {why} while it was checked: the check's own frames are not the answer's")
+def call_answer(fn: Callable, args: Sequence[object]) -> object:
+    """``fn(*args)``, a graded answer's call, with the check's frames out of its reach: raises ``Refused`` if it asked
+    for them (even if it caught the refusal) or switched the tracer or profiler."""
+    return _SWITCHES[0](fn, args)
 
 
 def watch_cells(marker: str, verify: Callable[[], None]) -> None:
     """Run ``verify`` before every statement whose code names ``marker`` (the guard's line in each graded test cell),
     however the notebook's names were rebound. Only the first call of a process counts (a kernel grades one
     submission; a later snapshot, taken after a cell changed something, would not know the change)."""
-    _SWITCHES[2](marker, verify)
+    _SWITCHES[1](marker, verify)
+
+
+def refuse_always() -> None:
+    """Refuse the check's frames to the answers it runs from now on in this process, not only in a graded kernel (a
+    student's own kernel is left alone: a ``breakpoint()`` in an answer while it is checked there is no cheat)."""
+    _SWITCHES[1]("")
 
 
 def verify_watched() -> None:
     """Run the verification :func:`watch_cells` was handed, if any (a check runs it before and after it compares)."""
-    verify = _SWITCHES[2]()
+    verify = _SWITCHES[1]()
     if verify is not None:
         verify()

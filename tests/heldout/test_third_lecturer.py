@@ -26,6 +26,7 @@ from course_lib.classroom.checks import check_function
 from course_lib.classroom.guard import SNAPSHOT
 from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.snapshot import _NAME
+from course_lib.classroom.watch import refuse_always
 from course_lib.paths import NOTEBOOKS_DIR
 
 from .attacks_third_lecturer import BEFORE, THIRD_LECTURER_12_ATTACKS
@@ -120,6 +121,11 @@ def test_a_third_lecturers_cheat_is_not_graded_and_flagged(name, tmp_path):
     assert cell == 3 and error.startswith("AssertionError: Not graded: "), (cell, error)
     flags = _flagged(tmp_path, THIRD_LECTURER_12_ATTACKS[name], error.removeprefix("AssertionError: "))
     assert flags and flags[0][1].startswith("not graded"), flags
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _refusing():
+    refuse_always()  # as in a graded kernel (a snapshot taken in __main__'s namespace)
 
 
 def _peeking(logits, k):
