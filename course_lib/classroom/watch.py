@@ -57,7 +57,9 @@ def _is_answer(frame: object) -> bool:
 
 
 def _under(frame: object, code: object) -> bool:
-    """Whether ``frame`` runs inside a call of ``code``'s (an answer's call, :func:`call_answer`)."""
+    """Whether ``frame`` runs inside a call of ``code``'s (an answer's call, :func:`call_answer`). The hook asks it of
+    every thread's frame: a thread a cell started before the check could otherwise read the check's frames while
+    the answer waits for it."""
     while frame is not None and frame.f_code is not code:
         frame = frame.f_back
     return frame is not None
@@ -73,7 +75,8 @@ def _install() -> tuple[Callable, Callable]:
     An answer's call is known by the code of the function that makes it on the stack, not by a state it could reset."""
     # what was refused; the hook running; (marker, verify), the snapshot's verification; refusing outside grading
     refused, busy, cells, strict = [], [False], [], [False]
-    getframe, asker, is_answer, unsetting, under, Error = sys._getframe, _asker, _is_answer, _unsetting, _under, Refused
+    getframe, frames, asker, is_answer = sys._getframe, sys._current_frames, _asker, _is_answer
+    unsetting, under, Error = _unsetting, _under, Refused
     events, attributes = _FRAME_EVENTS, _FRAME_ATTRIBUTES
 
     def call(fn: Callable, args: Sequence[object]) -> object:
@@ -110,7 +113,7 @@ def _install() -> tuple[Callable, Callable]:
         busy[0] = True
         try:
             frame = getframe(1)
-            if under(frame, code) and is_answer(asker(frame)):
+            if is_answer(asker(frame)) and any(under(f, code) for f in (frame, *frames().values())):
                 refused.append(event if event in events else f"a frame's {args[1]}")
                 raise Error(
                     f"asked for {refused[-1]} while it was checked: the check's own frames are not the answer's"

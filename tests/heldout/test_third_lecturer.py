@@ -209,3 +209,36 @@ def test_an_answer_using_the_random_generator_leaves_the_reference_its_numbers()
 
     torch.manual_seed(0)
     check_function(noisy, noisy_reference, lambda g: (torch.randn(3, generator=g),), trials=3)
+
+
+def test_a_thread_started_before_the_check_cannot_read_its_frames():
+    """A thread a cell started polls every thread's frames (``sys._current_frames``) for the check's reference while
+    the answer waits: refused, and the answer's check is not graded."""
+    import threading
+    import time
+
+    found, stop = [], threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            try:
+                frames = torch.sys._current_frames().values()
+                found.extend(f for f in frames if "reference" in f.f_locals)
+            except RuntimeError:
+                found.append("refused")
+            time.sleep(0.002)
+
+    def waiting(logits, k):
+        time.sleep(0.05)
+        kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+        return logits.masked_fill(logits < kth, float("-inf"))
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(AssertionError, match=r"^Not graded: waiting asked for sys\._current_frames"):
+            check_function(waiting, cl.top_k_filter, _logits, trials=2)
+    finally:
+        stop.set()
+        thread.join()
+    assert "refused" in found and not [f for f in found if f != "refused"]
