@@ -33,6 +33,7 @@ _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "
 # Modules whose functions hand frames (or what is in them) to their caller: who asked is the code that called them
 _HANDING = ("inspect", "traceback", "logging", "bdb", "pdb", "cgitb", "pydoc", "linecache", "dataclasses")
 _OWN = "course_lib.classroom"
+_CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checks.py")
 _LIBRARIES = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
 
 
@@ -57,12 +58,22 @@ def _is_answer(frame: object) -> bool:
 
 
 def _under(frame: object, code: object) -> bool:
-    """Whether ``frame`` runs inside a call of ``code``'s (an answer's call, :func:`call_answer`). The hook asks it of
-    every thread's frame: a thread a cell started before the check could otherwise read the check's frames while
-    the answer waits for it."""
-    while frame is not None and frame.f_code is not code:
+    """Whether ``frame`` runs inside a call of ``code``'s (an answer's call, :func:`call_answer`), or, for ``code``
+    None, inside a check (:func:`course_lib.classroom.checks.check_function`, known by its file and name)."""
+    while frame is not None:
+        found = frame.f_code
+        if found is code or (code is None and found.co_name == "check_function" and found.co_filename == _CHECKS):
+            return True
         frame = frame.f_back
-    return frame is not None
+    return False
+
+
+def _refusing(frame: object, code: object, frames: dict) -> bool:
+    """Whether a frame asked for from ``frame`` is refused: inside an answer's call; or in another thread than a
+    check's while the check runs (a thread a cell started could read the check's frames while the answer waits)."""
+    if _under(frame, code):
+        return True
+    return not _under(frame, None) and any(_under(f, None) for f in frames.values())
 
 
 def _unsetting(event: str) -> bool:
@@ -76,7 +87,7 @@ def _install() -> tuple[Callable, Callable]:
     # what was refused; the hook running; (marker, verify), the snapshot's verification; refusing outside grading
     refused, busy, cells, strict = [], [False], [], [False]
     getframe, frames, asker, is_answer = sys._getframe, sys._current_frames, _asker, _is_answer
-    unsetting, under, Error = _unsetting, _under, Refused
+    unsetting, refusing, Error = _unsetting, _refusing, Refused
     events, attributes = _FRAME_EVENTS, _FRAME_ATTRIBUTES
 
     def call(fn: Callable, args: Sequence[object]) -> object:
@@ -113,7 +124,7 @@ def _install() -> tuple[Callable, Callable]:
         busy[0] = True
         try:
             frame = getframe(1)
-            if is_answer(asker(frame)) and any(under(f, code) for f in (frame, *frames().values())):
+            if is_answer(asker(frame)) and refusing(frame, code, frames()):
                 refused.append(event if event in events else f"a frame's {args[1]}")
                 raise Error(
                     f"asked for {refused[-1]} while it was checked: the check's own frames are not the answer's"
