@@ -401,6 +401,58 @@ def test_the_second_lecturers_cheats_on_05_score_zero_and_are_flagged(tmp_path):
         assert any(why.startswith("not graded") or why.startswith("tampering") for _, why in flags[student]), flags
 
 
+@needs_grading
+def test_the_third_lecturers_cheats_on_12_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's THIRD_LECTURER_12_ATTACKS (c1 reads the check's frame; c2c swaps the notebook's cl;
+    c3 and c7 switch the verification and two checks' helpers off by an exec the reading may miss) handed in after
+    the reference solution of exercise 2 (whose top_k it replaces), graded by nbgrader with the guard, as its own
+    student: exercise 1 keeps its points, exercise 2's test cells score zero, refused ("Not graded"), exercise 3's
+    too where the notebook's cl or a check was changed (the others keep theirs unless refused), and the class
+    report flags each."""
+    from tests.heldout.attacks_third_lecturer import THIRD_LECTURER_12_ATTACKS
+
+    nb_path = next(p for p in NOTEBOOKS if p.name.startswith("12_"))
+    root, assignment = tmp_path / "course", "a12"
+    root.mkdir()
+    (root / "nbgrader_config.py").write_text(CONFIG)
+    command = [sys.executable, "-m", "course_lib.classroom.student", str(nb_path), "--out"]
+    done = subprocess.run([*command, str(root / "source" / assignment), "--nbgrader"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    nbgrader(root, "generate_assignment", assignment)
+    source = nbformat.read(root / "source" / assignment / nb_path.name, as_version=4)
+    release = nbformat.read(root / "release" / assignment / nb_path.name, as_version=4)
+    exercises = find_exercises(source)
+    attacked = next(i for i, e in enumerate(exercises) if e.label == "Exercise 2")
+    students = {}
+    for number, (name, attack) in enumerate(sorted(THIRD_LECTURER_12_ATTACKS.items())):
+        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
+        students[student] = not name.startswith("c1")  # a change every later check sees
+
+        def answer(ex: Exercise, attack=attack) -> str:
+            reference = solution_code(source.cells[ex.solution_cell].source)
+            return f"{reference}\n{attack}" if ex.label == "Exercise 2" else reference
+
+        submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
+    env = nbgrader_environ(nbval_environ(os.environ))
+    graded = autograde_class(root, assignment, jobs=2, progress=False, env=env)
+    assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
+    summaries, flags = class_report(root, assignment)
+    scores = {s.grade_id: s.scores for s in summaries}
+    for student, lasting in students.items():
+        out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)
+        for i, ex in enumerate(exercises):
+            for cell in graded_cells(source, ex):
+                grade_id, errors = source.cells[cell].metadata["nbgrader"]["grade_id"], cell_errors(out.cells[cell])
+                full, refused = source.cells[cell].metadata["nbgrader"]["points"], "Not graded" in str(errors)
+                if i < attacked:
+                    assert scores[grade_id][student] == full, (student, grade_id, errors)
+                elif i == attacked or lasting:
+                    assert scores[grade_id][student] == 0 and refused, (student, grade_id, errors)
+                else:
+                    assert scores[grade_id][student] == full or refused, (student, grade_id, errors)
+        assert any(why.startswith(("not graded", "tampering")) for _, why in flags[student]), flags
+
+
 # ---------------------------------------------------------------- the leak scan itself (fast, always run)
 
 
