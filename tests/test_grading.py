@@ -347,20 +347,11 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     assert not find_leaks(answers, texts), "\n".join(find_leaks(answers, texts))
 
 
-# The second lecturer's cheats on notebook 05 (tests/heldout/attacks.py), each handed in, in the answer cell of the
-# exercise it cheats on, with the reference solution of every exercise (ned's by-hand answer keeps its second name)
-LECTURER_05_EXERCISE = {"max": "Exercise 1", "olga": "Exercise 1", "kim2": "Exercise 5", "ned": "Exercise 1"}
-
-
-@needs_grading
-def test_the_second_lecturers_cheats_on_05_score_zero_and_are_flagged(tmp_path):
-    """Each of tests/heldout's LECTURER_05_ATTACKS graded by nbgrader with the guard, as its own student: its
-    exercise's test cells score zero, refused ("Not graded"), every later one too where a checker was changed, and the
-    class report flags it; the test cells before keep their points, and a later one loses them only by a refusal."""
-    from tests.heldout.attacks import LECTURER_05_ATTACKS
-
-    nb_path = next(p for p in NOTEBOOKS if p.name.startswith("05_"))
-    root, assignment = tmp_path / "course", "a05"
+def released(tmp_path: Path, prefix: str) -> tuple[Path, str, Path, nbformat.NotebookNode, nbformat.NotebookNode]:
+    """A course folder holding notebook ``prefix``'s nbgrader source and release, made as the guide makes them:
+    (the folder, the assignment, the notebook's path, the source, the release)."""
+    nb_path = next(p for p in NOTEBOOKS if p.name.startswith(prefix))
+    root, assignment = tmp_path / "course", f"a{prefix}"
     root.mkdir()
     (root / "nbgrader_config.py").write_text(CONFIG)
     command = [sys.executable, "-m", "course_lib.classroom.student", str(nb_path), "--out"]
@@ -369,36 +360,66 @@ def test_the_second_lecturers_cheats_on_05_score_zero_and_are_flagged(tmp_path):
     nbgrader(root, "generate_assignment", assignment)
     source = nbformat.read(root / "source" / assignment / nb_path.name, as_version=4)
     release = nbformat.read(root / "release" / assignment / nb_path.name, as_version=4)
-    exercises = find_exercises(source)
-    students = {}
-    for number, (name, (attack, _)) in enumerate(sorted(LECTURER_05_ATTACKS.items())):
-        student, label = f"{name.split(':')[0]}-{number}", LECTURER_05_EXERCISE[name.split(":")[0]]
-        students[student] = label
+    return root, assignment, nb_path, source, release
 
-        def answer(ex: Exercise, attack=attack, label=label) -> str:
-            reference = solution_code(source.cells[ex.solution_cell].source)
-            return f"{reference}\n{attack}" if ex.label == label else reference
 
-        submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
+def assert_cheats_refused(root: Path, assignment: str, nb_path: Path, source, cheats: dict[str, tuple[int, bool]]):
+    """Grade the class and hold each cheating student ({student: (the attacked exercise's index, whether the change
+    lasts)}) to: the test cells before the attacked exercise keep their points; its test cells, and every later one
+    where the change lasts (a checker or the notebook's cl changed), score zero, refused ("Not graded"); a later one
+    otherwise scores or is refused; and the class report flags the student."""
     env = nbgrader_environ(nbval_environ(os.environ))
     graded = autograde_class(root, assignment, jobs=2, progress=False, env=env)
-    assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
+    assert sorted(graded) == sorted(cheats) and all(g.ok for g in graded.values()), graded
     summaries, flags = class_report(root, assignment)
     scores = {s.grade_id: s.scores for s in summaries}
-    for student, label in students.items():
-        attacked = next(i for i, e in enumerate(exercises) if e.label == label)
+    for student, (attacked, lasting) in cheats.items():
         out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)
-        for i, ex in enumerate(exercises):
+        for i, ex in enumerate(find_exercises(source)):
             for cell in graded_cells(source, ex):
                 grade_id, errors = source.cells[cell].metadata["nbgrader"]["grade_id"], cell_errors(out.cells[cell])
                 full, refused = source.cells[cell].metadata["nbgrader"]["points"], "Not graded" in str(errors)
                 if i < attacked:
                     assert scores[grade_id][student] == full, (student, grade_id, errors)
-                elif i == attacked or student.startswith(("max", "olga")):  # a checker changed: every test after
+                elif i == attacked or lasting:
                     assert scores[grade_id][student] == 0 and refused, (student, grade_id, errors)
                 else:  # an answer refused where it is read: the later ones score unless the reading flagged the cell
                     assert scores[grade_id][student] == full or refused, (student, grade_id, errors)
-        assert any(why.startswith("not graded") or why.startswith("tampering") for _, why in flags[student]), flags
+        assert any(why.startswith(("not graded", "tampering")) for _, why in flags[student]), flags
+
+
+def hand_in(root, assignment, nb_path, source, release, student, label, attack):
+    """``student`` hands in the reference solution of every exercise, with ``attack`` after exercise ``label``'s."""
+
+    def answer(ex: Exercise) -> str:
+        reference = solution_code(source.cells[ex.solution_cell].source)
+        return f"{reference}\n{attack}" if ex.label == label else reference
+
+    submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
+
+
+# The second lecturer's cheats on notebook 05 (tests/heldout/attacks.py), each handed in, in the answer cell of the
+# exercise it cheats on, with the reference solution of every exercise (ned's by-hand answer keeps its second name)
+LECTURER_05_EXERCISE = {"max": "Exercise 1", "olga": "Exercise 1", "kim2": "Exercise 5", "ned": "Exercise 1"}
+
+
+@needs_grading
+def test_the_second_lecturers_cheats_on_05_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's LECTURER_05_ATTACKS graded by nbgrader with the guard, as its own student: its
+    exercise's test cells score zero, refused ("Not graded"), every later one too where a checker was changed (max,
+    olga), and the class report flags it; the test cells before keep their points, and a later one loses them only by
+    a refusal."""
+    from tests.heldout.attacks import LECTURER_05_ATTACKS
+
+    root, assignment, nb_path, source, release = released(tmp_path, "05")
+    labels = [e.label for e in find_exercises(source)]
+    cheats = {}
+    for number, (name, (attack, _)) in enumerate(sorted(LECTURER_05_ATTACKS.items())):
+        who = name.split(":")[0]
+        student, label = f"{who}-{number}", LECTURER_05_EXERCISE[who]
+        cheats[student] = (labels.index(label), who in ("max", "olga"))
+        hand_in(root, assignment, nb_path, source, release, student, label, attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
 
 
 @needs_grading
@@ -411,46 +432,14 @@ def test_the_third_lecturers_cheats_on_12_score_zero_and_are_flagged(tmp_path):
     report flags each."""
     from tests.heldout.attacks_third_lecturer import THIRD_LECTURER_12_ATTACKS
 
-    nb_path = next(p for p in NOTEBOOKS if p.name.startswith("12_"))
-    root, assignment = tmp_path / "course", "a12"
-    root.mkdir()
-    (root / "nbgrader_config.py").write_text(CONFIG)
-    command = [sys.executable, "-m", "course_lib.classroom.student", str(nb_path), "--out"]
-    done = subprocess.run([*command, str(root / "source" / assignment), "--nbgrader"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    nbgrader(root, "generate_assignment", assignment)
-    source = nbformat.read(root / "source" / assignment / nb_path.name, as_version=4)
-    release = nbformat.read(root / "release" / assignment / nb_path.name, as_version=4)
-    exercises = find_exercises(source)
-    attacked = next(i for i, e in enumerate(exercises) if e.label == "Exercise 2")
-    students = {}
+    root, assignment, nb_path, source, release = released(tmp_path, "12")
+    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
+    cheats = {}
     for number, (name, attack) in enumerate(sorted(THIRD_LECTURER_12_ATTACKS.items())):
         student = f"{name.split(':')[0].replace('_', '-')}-{number}"
-        students[student] = not name.startswith("c1")  # a change every later check sees
-
-        def answer(ex: Exercise, attack=attack) -> str:
-            reference = solution_code(source.cells[ex.solution_cell].source)
-            return f"{reference}\n{attack}" if ex.label == "Exercise 2" else reference
-
-        submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
-    env = nbgrader_environ(nbval_environ(os.environ))
-    graded = autograde_class(root, assignment, jobs=2, progress=False, env=env)
-    assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
-    summaries, flags = class_report(root, assignment)
-    scores = {s.grade_id: s.scores for s in summaries}
-    for student, lasting in students.items():
-        out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)
-        for i, ex in enumerate(exercises):
-            for cell in graded_cells(source, ex):
-                grade_id, errors = source.cells[cell].metadata["nbgrader"]["grade_id"], cell_errors(out.cells[cell])
-                full, refused = source.cells[cell].metadata["nbgrader"]["points"], "Not graded" in str(errors)
-                if i < attacked:
-                    assert scores[grade_id][student] == full, (student, grade_id, errors)
-                elif i == attacked or lasting:
-                    assert scores[grade_id][student] == 0 and refused, (student, grade_id, errors)
-                else:
-                    assert scores[grade_id][student] == full or refused, (student, grade_id, errors)
-        assert any(why.startswith(("not graded", "tampering")) for _, why in flags[student]), flags
+        cheats[student] = (attacked, not name.startswith("c1"))  # c1 changes nothing every later check sees
+        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
 
 
 # ---------------------------------------------------------------- the leak scan itself (fast, always run)
