@@ -5,7 +5,7 @@ import nbformat
 import pytest
 
 from course_lib.classroom.guard import SNAPSHOT, GuardSubmission, findings
-from course_lib.classroom.snapshot import _watched, snapshot
+from course_lib.classroom.snapshot import snapshot
 
 LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\n"
 # Routes a reading of the cells does not follow (tests/heldout/attacks.py holds those it does); each changes an
@@ -49,26 +49,6 @@ ROUTES = {
         "course_lib.classroom.reach.KERNELS",
     ),
 }
-
-
-@pytest.fixture
-def restored():
-    """Put every watched attribute back after the test, whatever it changed."""
-    import types
-
-    kept = {label: (obj, dict(vars(obj))) for label, obj in _watched().items()}
-    values = [value for _, entries in kept.values() for value in entries.values()]
-    codes = [(f, f.__code__, f.__defaults__) for f in values if isinstance(f, types.FunctionType)]
-    tables = [(t, dict(t)) for t in values if type(t) is dict]
-    yield
-    for obj, entries in kept.values():
-        for key, value in entries.items():
-            if vars(obj).get(key, restored) is not value:
-                setattr(obj, key, value)
-    for f, code, defaults in codes:
-        f.__code__, f.__defaults__ = code, defaults
-    for table, items in tables:
-        table.update(items)
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))

@@ -10,7 +10,6 @@ flagged by the class report (:func:`course_lib.classroom.autograde.class_report`
 
 import ast
 import math
-import types
 import warnings
 from functools import cache
 
@@ -27,7 +26,7 @@ from course_lib.classroom.checks import check_function, explain_difference
 from course_lib.classroom.exercises import blocked
 from course_lib.classroom.guard import bound_names, findings, tampering
 from course_lib.classroom.notebook import find_exercises
-from course_lib.classroom.snapshot import _watched, snapshot
+from course_lib.classroom.snapshot import snapshot
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 
@@ -253,27 +252,6 @@ def test_an_answer_calling_what_the_check_decides_with_is_refused_and_flagged(na
     exec(compile(REFERENCE_ATTACKS[name], "<answer cell>", "exec"), namespace)
     with pytest.raises(AssertionError, match=r"raised ShortcutError: \S+ \((the check's|a function of the check)"):
         exec(compile(check, "<check cell>", "exec"), namespace)
-
-
-@pytest.fixture
-def restored():
-    """Put back what an attack changed in what the checks rely on: attributes, functions' code, course tables."""
-    kept = {label: (obj, dict(vars(obj))) for label, obj in _watched().items()}
-    values = [value for _, entries in kept.values() for value in entries.values()]
-    codes = [(f, f.__code__, f.__defaults__, dict(vars(f))) for f in values if isinstance(f, types.FunctionType)]
-    tables = [(t, dict(t)) for t in values if type(t) is dict]
-    yield
-    for obj, entries in kept.values():
-        for key, value in entries.items():
-            if vars(obj).get(key, restored) is not value:
-                setattr(obj, key, value)
-    for f, code, defaults, attributes in codes:
-        f.__code__, f.__defaults__ = code, defaults
-        vars(f).clear()
-        vars(f).update(attributes)
-    for table, items in tables:
-        table.clear()
-        table.update(items)
 
 
 def _student(name: str) -> str:
