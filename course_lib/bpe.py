@@ -26,6 +26,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from itertools import repeat
 from pathlib import Path
 
 import torch
@@ -41,6 +42,7 @@ __all__ = ["SPLIT_PATTERN", "BytePairEncoder", "merge_pair"]
 #: chunk.
 SPLIT_PATTERN = r" ?[A-Za-z]+| ?[0-9]+| ?[^ \t\n\rA-Za-z0-9]+|[ \t\n\r]+(?![^ \t\n\r])|[ \t\n\r]+"
 NUM_BYTES = 256
+_UNRANKED = float("inf")  # the rank of a pair that no merge joins
 
 
 def _sites(ids: Sequence[int], pair: tuple[int, int]) -> list[int]:
@@ -59,9 +61,9 @@ def _sites(ids: Sequence[int], pair: tuple[int, int]) -> list[int]:
             i += 1
 
 
-def _merge(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+def _merge(ids: list[int], pair: tuple[int, int], new_id: int, sites: list[int] | None = None) -> list[int]:
     out, start = [], 0
-    for i in _sites(ids, pair):
+    for i in _sites(ids, pair) if sites is None else sites:  # sites: the pair's sites in ids, if found already
         out += ids[start:i]
         out.append(new_id)
         start = i + 2
@@ -111,7 +113,7 @@ def _train_merges(chunks: Counter[bytes], num_merges: int) -> list[tuple[int, in
             sites = _sites(old, pair)
             if not sites:
                 continue
-            new = _merge(old, pair, new_id)
+            new = _merge(old, pair, new_id, sites)
             # only the pairs that touch a merge change: old pairs j-1, j, j+1 around a site j; new pairs k-1, k
             # around the new token at k (the k-th site sits at k = j - k, as every earlier site shortened the word)
             gone = {j + d for j in sites for d in (-1, 0, 1) if 0 <= j + d < len(old) - 1}
@@ -207,12 +209,14 @@ class BytePairEncoder:
         return self.token_bytes(token).decode("utf-8", errors="backslashreplace")
 
     def _encode_chunk(self, ids: list[int]) -> list[int]:
+        rank_of = self._rank.get
         while len(ids) > 1:
-            ranked = [(self._rank[p], p) for p in zip(ids, ids[1:], strict=False) if p in self._rank]
-            if not ranked:
+            # the earliest learned merge among the adjacent pairs; a pair without a merge ranks _UNRANKED (map hands
+            # rank_of each pair and that default, so the scan runs in C)
+            rank = min(map(rank_of, zip(ids, ids[1:], strict=False), repeat(_UNRANKED, len(ids) - 1)))
+            if rank == _UNRANKED:
                 break
-            rank, pair = min(ranked)  # the earliest learned merge among the adjacent pairs
-            ids = _merge(ids, pair, NUM_BYTES + rank)
+            ids = _merge(ids, self.merges[rank], NUM_BYTES + rank)
         return ids
 
     def encode(self, text: str) -> list[int]:

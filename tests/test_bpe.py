@@ -90,6 +90,25 @@ def test_incremental_counts_give_the_merges_of_recounting(text, num_merges, spli
     assert BytePairEncoder.train(text, num_merges, pattern=pattern).merges == naive_train(text, num_merges, pattern)
 
 
+def naive_encode(merges: list[tuple[int, int]], text: str) -> list[int]:
+    """One chunk: merge the earliest-learned pair among the adjacent ones, everywhere, until none has a merge."""
+    rank = {pair: i for i, pair in enumerate(merges)}
+    ids = list(text.encode("utf-8"))
+    while known := [pair for pair in zip(ids, ids[1:]) if pair in rank]:
+        first = min(known, key=rank.get)
+        ids = merge_pair(ids, first, 256 + rank[first])
+    return ids
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab c注意"), max_size=60), st.text(alphabet=st.sampled_from("ab c注意x"),
+       max_size=40), st.integers(0, 15))  # fmt: skip
+def test_encode_merges_the_earliest_learned_pair_first(train_text, text, num_merges):
+    # merge 0 included (a rank that is falsy), pairs of no merge, characters the training text never had
+    merges = BytePairEncoder.train(train_text, num_merges, pattern=None).merges
+    assert BytePairEncoder(merges, pattern=None).encode(text) == naive_encode(merges, text)
+
+
 ENCODER = BytePairEncoder.train(PROSE[:50_000], 300, specials=["<|endoftext|>"])
 
 
