@@ -9,6 +9,8 @@ are passes no honest check. Copied from the lecturer's submissions (/tmp/lect3/s
 - c3: an ``exec`` through ``dataclasses._create_fn``: the notebook's ``_course_integrity`` (the grader's
   verification) becomes a no-op, and so do ``checks.explain_difference`` and ``checks.untrusted``;
 - c7: the same through ``typing.get_type_hints`` evaluating string annotations.
+
+Besides, one of the lecturer's wrong answers (not a cheat) that exercise 3's check passed: P2_SHAPES_12_EXERCISE_3.
 """
 
 _JUNK_TOP_K = """
@@ -84,3 +86,24 @@ cache_bytes = 0
 
 # The commit whose course_lib each cheat is shown to beat (scored, unflagged): the last before the run-time defence
 BEFORE = "808fca1"
+
+# Not a cheat but a wrong answer of the same lecturer's (p2_shapes, exercise 3 of notebook 12): it feeds the last new
+# token whenever the context has room for it, which nothing reads. Exercise 3's check recorded the model's calls only
+# where the context is exactly full (P = 4, N = 7, max_len = 10), where it cannot, so the answer passed (issue 44);
+# the check now records a case with room too (P = 2, N = 3). Copied from the lecturer's submissions.
+P2_SHAPES_12_EXERCISE_3 = """
+@torch.no_grad()
+def greedy_with_cache(model, prompt, N):
+    cache = cl.KVCache(model.num_layers)
+    logits = model(prompt, cache=cache)
+    new = []
+    for _ in range(N):
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
+        new.append(nxt)
+        if cache.length < model.max_len:
+            logits = model(nxt, cache=cache)   # also feeds the last token when there is room
+    return torch.cat(new, dim=1)
+"""
+
+# The last commit whose notebook 12 has exercise 3's check as it was: the calls recorded where the context is full only
+BEFORE_12_EXERCISE_3 = "496080a"

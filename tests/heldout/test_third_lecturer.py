@@ -6,9 +6,13 @@ the test cell: ``GuardSubmission._verify_before_tests``), the reading of the cel
 is what holds whatever the reading misses. With the course_lib of attacks_third_lecturer.BEFORE (exported by ``git
 archive``) each cheat passes notebook 12's exercise 2 test cell (hidden tests included): a real cheat; with today's
 the test cell raises "Not graded", which the class report flags. Honest answers that look at frames through a
-library's own bookkeeping, or use the random generator, still pass."""
+library's own bookkeeping, or use the random generator, still pass. The lecturer's wrong answer to exercise 3 (it
+feeds the last token where the context has room) passed that exercise's check as of BEFORE_12_EXERCISE_3 and fails
+today's, saying what it fed and what it should have; honest answers pass."""
 
 import collections
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -29,8 +33,8 @@ from course_lib.classroom.snapshot import _NAME
 from course_lib.classroom.watch import refuse_always
 from course_lib.paths import NOTEBOOKS_DIR
 
-from .attacks_third_lecturer import BEFORE, THIRD_LECTURER_12_ATTACKS
-from .test_heldout import _flagged
+from .attacks_third_lecturer import BEFORE, BEFORE_12_EXERCISE_3, P2_SHAPES_12_EXERCISE_3, THIRD_LECTURER_12_ATTACKS
+from .test_heldout import _blocked_in, _flagged
 
 ROOT = Path(__file__).resolve().parents[2]
 # The locked cells before the answer: as in the course's notebooks, the imports come after a first cell (Colab's set-up)
@@ -245,3 +249,88 @@ def test_a_thread_started_before_the_check_cannot_read_its_frames():
         stop.set()
         thread.join()
     assert "refused" in found and not [f for f in found if f != "refused"]
+
+
+# ---------------------------------------------------------------- exercise 3: the last token fed where there is room
+
+# Honest answers to exercise 3 written other ways than the reference: each must pass its check, hidden tests included
+HONEST_12_EXERCISE_3 = {
+    "n_minus_one_steps": """
+@torch.no_grad()
+def greedy_with_cache(model, prompt, N):
+    cache = cl.KVCache(model.num_layers)
+    token = model(prompt, cache=cache)[:, -1].argmax(dim=-1, keepdim=True)
+    new = [token]
+    for _ in range(N - 1):
+        token = model(token, cache=cache)[:, -1].argmax(dim=-1, keepdim=True)
+        new.append(token)
+    return torch.cat(new, dim=1)
+""",
+    "filled_in_place": """
+@torch.no_grad()
+def greedy_with_cache(model, prompt, N):
+    out = prompt.new_empty(prompt.shape[0], N)
+    cache = cl.KVCache(model.num_layers)
+    last = model(prompt, cache=cache)[:, -1]
+    for i in range(N):
+        out[:, i] = last.argmax(-1)
+        if i + 1 < N:
+            last = model(out[:, i : i + 1], cache=cache)[:, -1]
+    return out
+""",
+    "while_the_cache_is_short": """
+@torch.no_grad()
+def greedy_with_cache(model, prompt, N):
+    cache = cl.KVCache(model.num_layers)
+    new = [model(prompt, cache=cache)[:, -1].argmax(-1, keepdim=True)]
+    while cache.length < prompt.shape[1] + N - 1:
+        new.append(model(new[-1], cache=cache)[:, -1].argmax(-1, keepdim=True))
+    return torch.cat(new, dim=1)
+""",
+}
+
+
+@cache
+def _notebook_12(commit: str | None = None) -> nbformat.NotebookNode:
+    """Notebook 12 as it is, or as of ``commit``."""
+    path = next(NOTEBOOKS_DIR.glob("12_*.ipynb"))
+    if commit is None:
+        return nbformat.read(path, as_version=4)
+    shown = subprocess.run(["git", "show", f"{commit}:{path.relative_to(ROOT)}"], cwd=ROOT, capture_output=True,
+                           text=True)  # fmt: skip
+    if shown.returncode != 0:
+        pytest.skip(f"git show {commit} failed: {shown.stderr[-300:]!r}")
+    return nbformat.reads(shown.stdout, as_version=4)
+
+
+def _exercise_3(answer: str | None, commit: str | None = None) -> str | None:
+    """Run exercise 3's test cell of notebook 12 (as of ``commit``; hidden tests included) in this process on
+    ``answer`` (None: the notebook's reference solution): None if it passes, else its AssertionError's message."""
+    nb = _notebook_12(commit)
+    exercise = next(ex for ex in find_exercises(nb) if ex.label == "Exercise 3")
+    namespace = {"__name__": "__main__", "torch": torch, "cl": cl}
+    namespace["SAMPLING_FUNCTIONS"] = _blocked_in("12", "SAMPLING_FUNCTIONS")  # bound by exercise 2's test cell
+    exec(nb.cells[exercise.solution_cell].source if answer is None else answer, namespace)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(nb.cells[exercise.check_cell].source, namespace)
+    except AssertionError as error:
+        return str(error)
+    return None
+
+
+def test_feeding_the_last_token_where_there_is_room_passed_exercise_3s_old_check():
+    assert _exercise_3(P2_SHAPES_12_EXERCISE_3, BEFORE_12_EXERCISE_3) is None, "the old check did not pass it"
+
+
+def test_feeding_the_last_token_where_there_is_room_fails_saying_what_it_fed():
+    error = _exercise_3(P2_SHAPES_12_EXERCISE_3)
+    assert error is not None, "the check passed an answer that feeds the last token"
+    assert error.startswith("with a prompt of P = 2 tokens and N = 3 new ones, greedy_with_cache called the model 4 "
+                            "times, feeding [2, 1, 1, 1] tokens"), error  # fmt: skip
+    assert "with the same cache: [2, 1, 1], and the last new token never fed" in error, error
+
+
+@pytest.mark.parametrize("name", [None, *sorted(HONEST_12_EXERCISE_3)], ids=lambda name: name or "reference")
+def test_honest_answers_pass_exercise_3s_check(name):
+    assert _exercise_3(HONEST_12_EXERCISE_3.get(name)) is None
