@@ -442,6 +442,40 @@ def test_the_third_lecturers_cheats_on_12_score_zero_and_are_flagged(tmp_path):
     assert_cheats_refused(root, assignment, nb_path, source, cheats)
 
 
+@needs_grading
+def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagged(tmp_path):
+    """The lecturer's answer to exercise 3 that feeds the last token where the context has room (tests/heldout's
+    P2_SHAPES_12_EXERCISE_3, which exercise 3's check passed until it recorded the calls in a case with room), handed
+    in with the reference solution of every other exercise, graded by nbgrader with the guard: exercise 3's visible
+    check scores zero, failing on what was fed (graded, not refused); its hidden tests, which compare the tokens
+    only, and every other exercise keep their points; the class report flags nothing (a wrong answer, not a cheat)."""
+    from tests.heldout.attacks_third_lecturer import P2_SHAPES_12_EXERCISE_3
+
+    root, assignment, nb_path, source, release = released(tmp_path, "12")
+    student = "p2-shapes"
+
+    def answer(ex: Exercise) -> str:
+        reference = solution_code(source.cells[ex.solution_cell].source)
+        return P2_SHAPES_12_EXERCISE_3 if ex.label == "Exercise 3" else reference
+
+    submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
+    env = nbgrader_environ(nbval_environ(os.environ))
+    graded = autograde_class(root, assignment, jobs=1, progress=False, env=env)
+    assert list(graded) == [student] and graded[student].ok, graded
+    summaries, flags = class_report(root, assignment)
+    scores = {s.grade_id: s.scores[student] for s in summaries}
+    out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)
+    for ex in find_exercises(source):
+        for cell in graded_cells(source, ex):
+            grade_id, errors = source.cells[cell].metadata["nbgrader"]["grade_id"], str(cell_errors(out.cells[cell]))
+            if ex.label == "Exercise 3" and cell == ex.check_cell:
+                assert scores[grade_id] == 0, (grade_id, scores[grade_id])
+                assert "feeding [2, 1, 1, 1] tokens" in errors and "Not graded" not in errors, errors
+            else:
+                assert scores[grade_id] == source.cells[cell].metadata["nbgrader"]["points"], (grade_id, errors)
+    assert not flags, flags
+
+
 # ---------------------------------------------------------------- the leak scan itself (fast, always run)
 
 
