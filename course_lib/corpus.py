@@ -132,7 +132,7 @@ ARRAYS_SHA256 = {
     "hf_reference.npz": "180c7a6525fa63e3b90fc0a99320c0e06decf4112d03d02cc0077797a318dd1b",
     "pretrained_lm.npz": "686ce53c1c013de63a64e9a9f20cb39bb23221ff21d91a8a19de468bf0d5bf3b",
     "sorter.npz": "107ec5764d7b72650a51447fc34584c86d8e1027364b5a0e0bd5ba57dbe92d74",
-    "translator.npz": "8ace5b3ea30c708c9e35ee83f7b8c02b14448dab1ff1a5fb288339f8c4138a5d",
+    "translator.npz": "50a7a45021672338a00c1fe850dd5038dc05ad9cb589491512e89e8091dd8fcd",
 }
 
 

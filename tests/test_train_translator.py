@@ -1,5 +1,6 @@
 """tools/train_translator.py and the model it wrote (data/translator.npz, notebook 14): the script's first steps give
-the losses it logged, and the shipped weights give the validation loss it logged."""
+the losses it logged, and the shipped weights (after all the steps, and after the first 40) give the validation losses
+it logged."""
 
 from __future__ import annotations
 
@@ -41,9 +42,12 @@ def test_the_first_steps_give_the_logged_losses(data):
     assert len(saved["loss"]) == train_translator.STEPS and saved["loss"][-10:].mean() < saved["loss"][0] / 200
 
 
-def test_the_shipped_weights_give_the_logged_validation_loss(data):
+@pytest.mark.parametrize(("prefix", "logged"), [("w.", "val_loss"), ("early.", "early_val_loss")])
+def test_the_shipped_weights_give_the_logged_validation_loss(data, prefix, logged):
+    # both sets of weights: after all the steps (w.), and after the first EARLY (early., notebook 14's section 6)
     saved = load_arrays("translator.npz")
     (src_names, tgt_names), _, (val_src, val_tgt) = data
     model = train_translator.new_model(len(src_names), len(tgt_names))
-    model.load_state_dict({k.removeprefix("w."): v for k, v in saved.items() if k.startswith("w.")})
-    assert abs(train_translator.evaluate(model, val_src, val_tgt) - saved["val_loss"].item()) < VAL_TOL
+    model.load_state_dict({k.removeprefix(prefix): v for k, v in saved.items() if k.startswith(prefix)})
+    assert abs(train_translator.evaluate(model, val_src, val_tgt) - saved[logged].item()) < VAL_TOL
+    assert saved[logged].item() > 0.1 if prefix == "early." else saved[logged].item() < 0.01  # two different models

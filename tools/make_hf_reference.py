@@ -117,11 +117,13 @@ def write_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
 
 
 def write_run(
-    out: str, model, losses: list[float], held_out: tuple[str, float], config: list[int], start: float
-) -> None:
+    out: str, model, losses: list[float], held_out: tuple[str, float], config: list[int], start: float,
+    extra: dict[str, np.ndarray] | None = None,
+) -> None:  # fmt: skip
     """A trained model's shipped file (tools/train_sorter.py, tools/train_translator.py): its weights as ``w.<name>``,
-    the training losses, the held-out loss under its name (``test_loss``, ``val_loss``) and the settings, written by
-    :func:`write_npz`; prints the parameters, the losses, the CPU seconds since ``start`` and the file's sha256."""
+    the training losses, the held-out loss under its name (``test_loss``, ``val_loss``), the settings and any ``extra``
+    arrays, written by :func:`write_npz`; prints the parameters, the losses, the CPU seconds since ``start`` and the
+    file's sha256."""
     import hashlib
     import time
 
@@ -132,6 +134,7 @@ def write_run(
         name: np.array([loss], dtype=np.float32),
         "config": np.array(config, dtype=np.int64),
     }
+    arrays |= extra or {}
     write_npz(out, arrays)
     data_bytes = open(out, "rb").read()
     words = {"test_loss": "test loss", "val_loss": "validation loss"}.get(name, name)
