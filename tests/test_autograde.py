@@ -73,6 +73,21 @@ def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_p
     ]
 
 
+def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_not(tmp_path):
+    """A fourth lecturer's try: a cell wrote the source notebook's reference into hubconf.py and loaded it with
+    torch.hub.load, which the reading does not follow; the file it left behind is flagged."""
+    graded = tmp_path / "autograded" / "dee" / "a05"
+    for name in ("05.ipynb", "timestamp.txt", "notes.txt", "data/extra.csv", "hubconf.py", "__pycache__/hubconf.pyc"):
+        (graded / name).parent.mkdir(parents=True, exist_ok=True)
+        (graded / name).write_text("")
+    nbformat.write(nbformat.v4.new_notebook(), graded / "05.ipynb")
+    for folder, name in (("submitted/dee/a05", "timestamp.txt"), ("submitted/dee/a05", "notes.txt"),
+                         ("source/a05", "data/extra.csv")):  # fmt: skip
+        (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / name).write_text("")
+    assert _flags(tmp_path, "a05", "dee") == [("hubconf.py", "a file the submission wrote while it was graded")]
+
+
 def test_autograde_class_needs_a_course_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="nbgrader course folder"):
         autograde_class(tmp_path, "a04", progress=False)

@@ -58,10 +58,13 @@ def test_configure_sets_up_a_course(monkeypatch):
     from traitlets.config import Config
 
     monkeypatch.setenv("PATH", os.environ["PATH"])  # configure() puts this Python's bin first; undone after the test
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # a plain nbgrader command: threads not chosen
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")  # chosen by the lecturer: kept
     c = Config()
     configure(c)
     assert NamedStubs in c.GenerateAssignment.preprocessors and c.Execute.timeout == 600
     assert os.environ["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    assert (os.environ["OMP_NUM_THREADS"], os.environ["MKL_NUM_THREADS"]) == ("1", "3")  # what the kernels inherit
     assert any(step.__name__ == "GuardSubmission" for step in c.Autograde.sanitize_preprocessors)
 
 

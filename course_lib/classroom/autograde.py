@@ -16,7 +16,8 @@ them (nbgrader's formgrader; an unchanged answer cell scores 0 at once), and the
 flagged submissions, read from the autograded notebooks: a test cell that says "Not graded" (the guard found a
 changed checker, :mod:`course_lib.classroom.guard`), that refused a library shortcut (``ShortcutError``) or a call of
 the check's own reference or helpers; and every cell the student wrote in which the guard's reading finds tampering,
-read again here, so that no submission that tampers is listed as clean.
+read again here, so that no submission that tampers is listed as clean; and every file the submission wrote into
+its graded folder while it ran.
 """
 
 from __future__ import annotations
@@ -137,7 +138,20 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
                     found.append((grade_id, "a library shortcut was refused"))
         for i, problems in findings(nb):
             found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
+    found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
     return found
+
+
+def _written(root: Path, assignment: str, student: str) -> list[str]:
+    """The files in a student's autograded folder that came from neither the submission nor the source folder
+    (nbgrader copies both there) and are no notebook or Python cache: what the code wrote while it was graded, a place
+    for code that no reading of the cells finds (a fourth lecturer's try: a ``hubconf.py`` loaded with
+    ``torch.hub.load``)."""
+    graded = root / "autograded" / student / assignment
+    kept = (root / "submitted" / student / assignment, root / "source" / assignment)
+    paths = (p.relative_to(graded) for p in sorted(graded.rglob("*")) if p.is_file() and p.suffix != ".ipynb")
+    skip = {"__pycache__", ".ipynb_checkpoints"}
+    return [p.as_posix() for p in paths if not skip & set(p.parts) and not any((k / p).exists() for k in kept)]
 
 
 def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummary], dict[str, list[tuple[str, str]]]]:

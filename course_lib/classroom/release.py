@@ -110,13 +110,15 @@ def feedback_preprocessors() -> list:
 
 def configure(c: Any, *, timeout: int = 600) -> None:
     """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde, no hidden
-    tests in the feedback, and a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
-    training cells)."""
+    tests in the feedback, a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
+    training cells), and single-threaded kernels where the environment does not choose (OMP/MKL_NUM_THREADS)."""
     c.GenerateAssignment.preprocessors = generate_preprocessors()
     c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
     c.GenerateFeedback.preprocessors = feedback_preprocessors()
     c.Execute.timeout = timeout
     os.environ["PATH"] = nbgrader_environ()["PATH"]  # nbgrader reads its config before it starts alembic
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # kernels inherit nbgrader's environment: one thread each, as
+        os.environ.setdefault(name, "1")  # the class tool's jobs (threads spinning for a busy core stall grading)
 
 
 def nbgrader_environ(environ: dict | None = None) -> dict:
