@@ -37,6 +37,13 @@ def _graded_cell(grade_id, ename, evalue):
     return cell
 
 
+def _hand_in_and_grade(submitted, nb, name):
+    """The notebook as handed in and as autograded (here the same)."""
+    for folder in (submitted, submitted.parents[2] / "autograded" / submitted.parent.name / submitted.name):
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / name)
+
+
 def test_flags_are_read_from_the_autograded_notebook(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
@@ -44,9 +51,7 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
         _graded_cell("e2", "AssertionError", "Not graded: code cell 12 line 1: assigns to cl.check_answer"),
         _graded_cell("e3", "AssertionError", "my_softmax is wrong on trial 1"),  # wrong, not flagged
     ]
-    folder = tmp_path / "autograded" / "bob" / "a04"
-    folder.mkdir(parents=True)
-    nbformat.write(nb, folder / "04.ipynb")
+    _hand_in_and_grade(tmp_path / "submitted" / "bob" / "a04", nb, "04.ipynb")
     assert _flags(tmp_path, "a04", "bob") == [("e1", "a library shortcut was refused"),
                                               ("e2", "not graded: a checker was changed")]  # fmt: skip
 
@@ -64,9 +69,7 @@ def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_p
     check.outputs = []  # it passed
     refused = _graded_cell("e2", "AssertionError", "f raised ShortcutError: translator_mask (the check's reference) is")
     nb = nbformat.v4.new_notebook(cells=[locked, answer, check, refused])
-    folder = tmp_path / "autograded" / "cy" / "a14"
-    folder.mkdir(parents=True)
-    nbformat.write(nb, folder / "14.ipynb")
+    _hand_in_and_grade(tmp_path / "submitted" / "cy" / "a14", nb, "14.ipynb")
     assert _flags(tmp_path, "a14", "cy") == [
         ("e2", "the check's own reference or helper was called"),
         ("14, code cell 1", "tampering: line 2: takes getattr as a value, an alias that could read any attribute"),
@@ -77,15 +80,18 @@ def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_no
     """A fourth lecturer's try: a cell wrote the source notebook's reference into hubconf.py and loaded it with
     torch.hub.load, which the reading does not follow; the file it left behind is flagged."""
     graded = tmp_path / "autograded" / "dee" / "a05"
-    for name in ("05.ipynb", "timestamp.txt", "notes.txt", "data/extra.csv", "hubconf.py", "__pycache__/hubconf.pyc"):
+    written = ("hubconf.py", "__pycache__/hubconf.cpython-311.pyc", "code.ipynb")  # code.ipynb: runpy runs any file
+    copied = ("05.ipynb", "timestamp.txt", "helper.py", "__pycache__/helper.cpython-311.pyc", "data/extra.csv")
+    for name in written + copied:
         (graded / name).parent.mkdir(parents=True, exist_ok=True)
         (graded / name).write_text("")
     nbformat.write(nbformat.v4.new_notebook(), graded / "05.ipynb")
-    for folder, name in (("submitted/dee/a05", "timestamp.txt"), ("submitted/dee/a05", "notes.txt"),
-                         ("source/a05", "data/extra.csv")):  # fmt: skip
+    for folder, name in (("submitted/dee/a05", "05.ipynb"), ("submitted/dee/a05", "timestamp.txt"),
+                         ("submitted/dee/a05", "helper.py"), ("source/a05", "data/extra.csv")):  # fmt: skip
         (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / folder / name).write_text("")
-    assert _flags(tmp_path, "a05", "dee") == [("hubconf.py", "a file the submission wrote while it was graded")]
+    why = "a file the submission wrote while it was graded"
+    assert _flags(tmp_path, "a05", "dee") == [(name, why) for name in sorted(written)]
 
 
 def test_autograde_class_needs_a_course_folder(tmp_path):

@@ -121,7 +121,10 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
 
     found = []
     for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except (nbformat.reader.NotJSONError, ValueError):  # no notebook nbgrader wrote: flagged below, as written
+            continue
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             for out in cell.get("outputs", []) if grade_id else ():
@@ -144,14 +147,19 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
 
 def _written(root: Path, assignment: str, student: str) -> list[str]:
     """The files in a student's autograded folder that came from neither the submission nor the source folder
-    (nbgrader copies both there) and are no notebook or Python cache: what the code wrote while it was graded, a place
-    for code that no reading of the cells finds (a fourth lecturer's try: a ``hubconf.py`` loaded with
-    ``torch.hub.load``)."""
+    (nbgrader copies both there), other than Python's cache of a module that came from them: what the code wrote while
+    it was graded, a place for code that no reading of the cells finds (a fourth lecturer's try: a ``hubconf.py``
+    loaded with ``torch.hub.load``)."""
     graded = root / "autograded" / student / assignment
     kept = (root / "submitted" / student / assignment, root / "source" / assignment)
-    paths = (p.relative_to(graded) for p in sorted(graded.rglob("*")) if p.is_file() and p.suffix != ".ipynb")
-    skip = {"__pycache__", ".ipynb_checkpoints"}
-    return [p.as_posix() for p in paths if not skip & set(p.parts) and not any((k / p).exists() for k in kept)]
+
+    def came(path: Path) -> bool:
+        if path.parent.name == "__pycache__" and path.suffix == ".pyc":  # helper.cpython-311.pyc of a kept helper.py
+            path = path.parent.parent / (path.name.split(".")[0] + ".py")
+        return any((k / path).is_file() for k in kept)
+
+    paths = (p.relative_to(graded) for p in sorted(graded.rglob("*")) if p.is_file())
+    return [p.as_posix() for p in paths if not came(p)]
 
 
 def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummary], dict[str, list[tuple[str, str]]]]:
