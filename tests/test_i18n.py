@@ -214,6 +214,14 @@ def test_a_glossary_term_used_in_english_is_written_with_its_chinese_term(repo):
     assert i18n.term_uses("`self_attention(x)` and $token$ and [a](glossary.md#token)", repo) == []
 
 
+def test_a_term_is_found_in_any_case_and_in_the_letters_ignorecase_matches_to_ascii(repo):
+    """term_uses skips a pattern whose first letters the text lacks: a text in capitals, or with the four non-ASCII
+    letters re.IGNORECASE matches to ASCII ones (K the Kelvin sign, long s), finds what the plain text finds."""
+    plain = "Self-attention gives every token a score; its accuracy is not the point."
+    for text in (plain, plain.upper(), plain.upper().replace("K", "\u212a"), plain.upper().replace("S", "\u017f")):
+        assert sorted(e.slug for e in i18n.term_uses(text, repo)) == ["accuracy", "self-attention", "token"], text
+
+
 def test_a_word_in_another_sense_is_marked_once_and_remembered(repo):
     (repo / "notebooks" / "00_a.ipynb").write_text(json.dumps(notebook("It trades a little accuracy for speed.")))
     i18n.update(repo, start=["notebooks/00_a.ipynb"])

@@ -180,22 +180,64 @@ def _glossary_entries(path: Path) -> tuple:
     return tuple(read_glossary(path))
 
 
+# Under re.IGNORECASE an ASCII letter matches its other case and four non-ASCII letters (the re module's
+# documentation: İ, ı, ſ and the Kelvin sign K); nothing else matches an ASCII letter or digit.
+_ASCII_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def _fold(text: str) -> str:
+    """``text`` with every letter an ASCII letter of a case-insensitive pattern may match written as that letter in
+    lower case (other characters stay what they were, or become non-ASCII lower case)."""
+    return text.translate(_ASCII_FOLD).lower()
+
+
+def _leading_literal(pattern: str) -> str:
+    """The ASCII letters, digits and escaped punctuation a glossary regex (tools.glossary_links._alternative_regex)
+    must match first, after its look-behind, lower case: every match's text, folded, contains it."""
+    rest = pattern.removeprefix(r"(?<![\w-])").removeprefix("(?P<w>")
+    literal, i = [], 0
+    while i < len(rest):
+        char = rest[i]
+        if char == "\\" and i + 1 < len(rest) and not rest[i + 1].isalnum() and rest[i + 1].isascii():
+            literal.append(rest[i + 1])  # re.escape's escaped punctuation: that character itself
+            i += 2
+        elif char.isascii() and char.isalnum():
+            literal.append(char)
+            i += 1
+        else:
+            break  # \s, a class, a group, a quantifier or a non-ASCII letter: the literal part ends
+    return "".join(literal).lower()
+
+
+@functools.cache
+def _term_patterns(path: Path) -> tuple:
+    """(entry, regex, itself, literal) of every way of writing every glossary term, in the order term_uses tries them:
+    longest pattern first, a term itself before an alternative of the same length; ``literal``: _leading_literal."""
+    from tools.glossary_links import _alternative_regex
+
+    entries = _glossary_entries(path)
+    pairs = [(e, r, False) for e in entries for r in e.regexes]
+    pairs += [(e, _alternative_regex(e.term), True) for e in entries if not e.only]
+    ordered = sorted(pairs, key=lambda p: (-len(p[1].pattern), not p[2]))
+    return tuple((e, r, itself, _leading_literal(r.pattern)) for e, r, itself in ordered)
+
+
 def term_uses(msgid: str, root: Path = ROOT, skip: frozenset[str] = frozenset()) -> list:
     """The glossary entries whose English term itself (a whole word, plurals allowed) ``msgid`` uses in its prose:
     not in maths, code, links, tags, or the phrases of ``NOT_A_USE`` (as tools.glossary_links reads a use). Every way
     of writing a term is matched, longest first, so that "multi-head attention" is one use and not also one of
     "attention"; only a use of the term itself asks for its Chinese term (a ``match:`` form such as "score" for
     "attention score" or "RNN" may be written as Chinese writes it)."""
-    from tools.glossary_links import NOT_A_USE_RE, PROTECTED_RE, _alternative_regex
+    from tools.glossary_links import NOT_A_USE_RE, PROTECTED_RE
 
     text = msgid
     for pattern in (PROTECTED_RE, NOT_A_USE_RE):
         text = pattern.sub(lambda m: " " * len(m.group(0)), text)
-    entries = [e for e in _glossary_entries(root / "docs" / "glossary.md") if e.slug not in skip]
-    pairs = [(e, r, False) for e in entries for r in e.regexes]
-    pairs += [(e, _alternative_regex(e.term), True) for e in entries if not e.only]
+    folded = _fold(text)
     found, taken = {}, []
-    for entry, regex, itself in sorted(pairs, key=lambda p: (-len(p[1].pattern), not p[2])):
+    for entry, regex, itself, literal in _term_patterns(root / "docs" / "glossary.md"):
+        if entry.slug in skip or literal not in folded:
+            continue  # (a pattern whose first letters the text lacks cannot match: skipping it changes nothing)
         for m in regex.finditer(text):
             if all(m.end() <= a or m.start() >= b for a, b in taken):
                 taken.append(m.span())
