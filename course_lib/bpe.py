@@ -164,6 +164,7 @@ class BytePairEncoder:
         self._special_ids = {s: first_special + i for i, s in enumerate(self.specials)}
         longest_first = sorted(self.specials, key=len, reverse=True)  # "<|e|>" before "<|e", which starts it
         self._special_split = "(" + "|".join(map(re.escape, longest_first)) + ")" if specials else None
+        self._done: dict[str, list[int]] = {}  # chunk -> its ids: chunks repeat (words, lines) within and across texts
 
     def _checked_pair(self, i: int, pair: object) -> tuple[int, int]:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -225,7 +226,7 @@ class BytePairEncoder:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         pieces = re.split(self._special_split, text) if self._special_split else [text]
         ids: list[int] = []
-        done: dict[str, list[int]] = {}  # chunks repeat (words, lines): encode each distinct one once
+        done = self._done  # each distinct chunk is encoded once in the encoder's life
         for piece in pieces:
             if piece in self._special_ids:
                 ids.append(self._special_ids[piece])

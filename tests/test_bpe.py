@@ -109,6 +109,18 @@ def test_encode_merges_the_earliest_learned_pair_first(train_text, text, num_mer
     assert BytePairEncoder(merges, pattern=None).encode(text) == naive_encode(merges, text)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab c注意"), max_size=30), min_size=1, max_size=4))
+def test_an_encoder_that_encoded_other_texts_encodes_as_a_fresh_one(texts):
+    # an encoder remembers the chunks it encoded (for the next texts): the ids never depend on what it, or another
+    # encoder with other merges, encoded before (each text twice, by two encoders, against the naive encoder)
+    merges = [BytePairEncoder.train(t, 12, pattern=None).merges for t in ("ab ab abc 注意 注意力", "ba ba cab 意注")]
+    used = [BytePairEncoder(m, pattern=None) for m in merges]
+    for text in texts + texts:
+        for m, encoder in zip(merges, used, strict=True):
+            assert encoder.encode(text) == naive_encode(m, text)
+
+
 ENCODER = BytePairEncoder.train(PROSE[:50_000], 300, specials=["<|endoftext|>"])
 
 
