@@ -7,10 +7,11 @@ with the same settings. What changes is how the arithmetic is organised. The par
 stacked into one buffer ``(K, P)``, seen as one tensor ``(K, ...)`` per parameter, and ``torch.func.vmap`` over
 ``torch.func.functional_call`` runs the forward and backward passes of all ``K`` models as one set of batched
 operations, followed by one Adam update of the buffer. Each batched operation pays its fixed cost once for all
-``K`` models, so one step of ``K`` small models costs less than ``K`` steps: in notebook 10's stored run, a tiny
-ViT's step cost a third as much per model side by side (9 ViTs) and a CNN's half (8 CNNs), on a CPU. Where vmap
-cannot batch a layer (``nn.RNN``, ``nn.LSTM``) or costs more than it saves, ``forward=`` takes the ``K`` models'
-forward written batched by hand (notebook 02).
+``K`` models, so one step of ``K`` small models costs less than ``K`` steps (notebook 10 prints how much, per
+model and step, for its 8 CNNs). Where vmap cannot batch a layer (``nn.RNN``, ``nn.LSTM``) or costs more than it
+saves, ``forward=`` takes the ``K`` models' forward written batched by hand: notebook 02's RNNs, and notebook 10's
+ViTs, whose vmapped step cost about a fifth more CPU than one with a batched product per layer (9 ViTs, one
+thread of an AMD EPYC Zen 5, 2026-12-02).
 
 Equal up to rounding: a batched matrix product adds the same terms as ``K`` separate ones, but not always in the
 same order, so results can differ in the last bits, and a long training run can grow such differences (as another
