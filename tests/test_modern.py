@@ -9,14 +9,6 @@ import torch
 from course_lib import modern
 from course_lib.grouped_query import KVCache
 
-transformers = pytest.importorskip("transformers")
-from transformers import LlamaConfig  # noqa: E402
-from transformers.models.llama.modeling_llama import (  # noqa: E402
-    LlamaDecoderLayer,
-    LlamaForCausalLM,
-    LlamaRotaryEmbedding,
-)
-
 D, H, H_KV, F_WIDTH, V = 32, 4, 2, 48, 40
 # Against a definition, float64 end to end: the sums are ordered differently, and float64's rounding (about 1e-16
 # relative per operation, a few hundred operations deep) stays far below 1e-10.
@@ -28,14 +20,24 @@ TOL = dict(rtol=1e-10, atol=1e-10)
 HF_TOL = dict(rtol=200 * 2**-24, atol=200 * 2**-24)
 
 
-def config(**changes) -> LlamaConfig:
+@pytest.fixture(scope="module")
+def llama():
+    """transformers' Llama (modeling_llama), imported by the first test that asks for it: imported at collection, it
+    cost every pytest-xdist worker about 3 s of CPU, the one that runs no test here too."""
+    pytest.importorskip("transformers")
+    from transformers.models.llama import modeling_llama
+
+    return modeling_llama
+
+
+def config(llama, **changes):
     settings = dict(
         hidden_size=D, intermediate_size=F_WIDTH, num_attention_heads=H, num_key_value_heads=H_KV, head_dim=D // H,
         vocab_size=V, rms_norm_eps=1e-6, rope_theta=10000.0, max_position_embeddings=64, num_hidden_layers=2,
         attention_bias=False, mlp_bias=False, tie_word_embeddings=False,
     )  # fmt: skip
     settings.update(changes)
-    cfg = LlamaConfig(**settings)
+    cfg = llama.LlamaConfig(**settings)
     cfg._attn_implementation = "eager"
     return cfg
 
@@ -50,14 +52,12 @@ def randomised(module: torch.nn.Module, seed: int) -> torch.nn.Module:
     return module
 
 
-def test_rmsnorm_is_its_definition_and_hugging_faces():
+def test_rmsnorm_is_its_definition_and_hugging_faces(llama):
     x = torch.randn(2, 5, D, dtype=torch.float64)
     norm = randomised(modern.RMSNorm(D).double(), 0)
     expected = x / torch.sqrt((x**2).mean(-1, keepdim=True) + 1e-6) * norm.weight
     torch.testing.assert_close(norm(x), expected, **TOL)
-    from transformers.models.llama.modeling_llama import LlamaRMSNorm
-
-    theirs = LlamaRMSNorm(D, eps=1e-6).double()
+    theirs = llama.LlamaRMSNorm(D, eps=1e-6).double()
     theirs.weight.data.copy_(norm.weight)
     torch.testing.assert_close(norm(x), theirs(x), **HF_TOL)
 
@@ -78,16 +78,14 @@ def test_swiglu_is_its_definition_and_matches_a_4d_mlp_in_parameters():
     assert sum(p.numel() for p in block.mlp.parameters()) == 2 * 48 * (4 * 48)  # a 4 D MLP's weights, no biases
 
 
-def test_half_to_interleaved_turns_rotate_half_into_the_courses_rope():
+def test_half_to_interleaved_turns_rotate_half_into_the_courses_rope(llama):
     """The reordered rows give queries whose course RoPE equals the reordered HF-rotated queries."""
-    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-
     w = torch.randn(H * 8, D, dtype=torch.float64)
     x = torch.randn(1, 6, D, dtype=torch.float64)
-    rotary = LlamaRotaryEmbedding(config(head_dim=8))
+    rotary = llama.LlamaRotaryEmbedding(config(llama, head_dim=8))
     cos, sin = rotary(x, torch.arange(6)[None])
     q_hf = (x @ w.T).view(1, 6, H, 8).transpose(1, 2)  # (B, H, L, Dk)
-    q_hf, _ = apply_rotary_pos_emb(q_hf, q_hf, cos.double(), sin.double())
+    q_hf, _ = llama.apply_rotary_pos_emb(q_hf, q_hf, cos.double(), sin.double())
     ours = modern.half_to_interleaved(w, H)
     from course_lib.positional import apply_rope
 
@@ -98,22 +96,21 @@ def test_half_to_interleaved_turns_rotate_half_into_the_courses_rope():
         modern.half_to_interleaved(torch.randn(12, D), 4)
 
 
-def test_block_equals_hugging_faces_llama_decoder_layer_with_copied_weights():
-    theirs = randomised(LlamaDecoderLayer(config(), layer_idx=0).double().eval(), 1)
+def test_block_equals_hugging_faces_llama_decoder_layer_with_copied_weights(llama):
+    theirs = randomised(llama.LlamaDecoderLayer(config(llama), layer_idx=0).double().eval(), 1)
     block = modern.ModernDecoderBlock(D, H, H_KV, d_ff=F_WIDTH).double().eval()
     modern.load_llama_layer(block, theirs.state_dict())
     x = torch.randn(2, 7, D, dtype=torch.float64)
     positions = torch.arange(7)[None]
-    cos, sin = LlamaRotaryEmbedding(config())(x, positions)
+    cos, sin = llama.LlamaRotaryEmbedding(config(llama))(x, positions)
     causal = torch.full((7, 7), float("-inf"), dtype=torch.float64).triu(1)[None, None]  # additive, (1, 1, L, L)
     expected = theirs(x, attention_mask=causal, position_ids=positions, position_embeddings=(cos, sin))
     expected = expected[0] if isinstance(expected, tuple) else expected
     torch.testing.assert_close(block(x), expected, **HF_TOL)
 
 
-def test_model_equals_llama_for_causal_lm_and_its_cache_gives_the_same_logits():
-    cfg = config()
-    theirs = randomised(LlamaForCausalLM(cfg).double().eval(), 2)
+def test_model_equals_llama_for_causal_lm_and_its_cache_gives_the_same_logits(llama):
+    theirs = randomised(llama.LlamaForCausalLM(config(llama)).double().eval(), 2)
     ours = modern.ModernLM(V, D, H, 2, max_len=64, num_kv_heads=H_KV, d_ff=F_WIDTH).double().eval()
     with torch.no_grad():
         ours.token_embedding.weight.copy_(theirs.model.embed_tokens.weight)
@@ -131,11 +128,11 @@ def test_model_equals_llama_for_causal_lm_and_its_cache_gives_the_same_logits():
     torch.testing.assert_close(pieces, ours(tokens), **TOL)
 
 
-def test_load_llama_layer_names_what_is_missing_or_misshapen():
+def test_load_llama_layer_names_what_is_missing_or_misshapen(llama):
     block = modern.ModernDecoderBlock(D, H, H_KV, d_ff=F_WIDTH)
     with pytest.raises(ValueError, match="state lacks"):
         modern.load_llama_layer(block, {})
-    wrong = LlamaDecoderLayer(config(intermediate_size=64), layer_idx=0).state_dict()
+    wrong = llama.LlamaDecoderLayer(config(llama, intermediate_size=64), layer_idx=0).state_dict()
     with pytest.raises(ValueError, match="mlp.w_gate.weight"):
         modern.load_llama_layer(block, wrong)
     with pytest.raises(TypeError, match="ModernDecoderBlock"):
