@@ -50,6 +50,49 @@ def test_run_benchmark_small():
     assert all(r.err is None for r in rows if r.method in ("linear", "sdpa"))
 
 
+def test_a_call_slower_than_the_budget_runs_once_and_its_output_is_still_checked(monkeypatch):
+    from course_lib.bench import runner
+
+    def no_second_call(*args):  # every timed call in this process goes through time_once
+        raise AssertionError("a call slower than the budget is not repeated: the memory call is the only one")
+
+    monkeypatch.setattr(runner, "time_once", no_second_call)
+    rows = bench.run_benchmark(
+        [64, 96], bench.ALL_METHODS, repeats=1, time_budget_s=0, window=8, chunk_size=24, progress=False
+    )
+    for r in rows:
+        assert r.status == "ok" and r.repeats == 1 and r.time_ms == r.best_ms > 0 and r.peak_mib is not None
+        if r.method in ("naive", "chunked", "sdpa_math", "sliding", "masked"):
+            assert r.err is not None and r.err < 1e-5, r  # the child's output against the reference's child's
+    assert all(r.err is None for r in rows if r.method in ("linear", "sdpa"))
+
+
+@pytest.mark.parametrize("threads", [1, 2])  # a fork of this process (Linux), the measuring server
+def test_the_child_sends_back_the_output_of_its_call(threads):
+    q, k, v = bench.methods.inputs(96, batch=1, heads=1, dim=64, dtype=torch.float32, device="cpu", seed=0)
+    result = bench.measure_cpu_peak("chunked", 96, chunk_size=24, output_after_s=0.0, threads=threads)
+    torch.testing.assert_close(result["output"], torch.nn.functional.scaled_dot_product_attention(q, k, v))
+    assert "output" not in bench.measure_cpu_peak("chunked", 96, chunk_size=24, threads=threads)  # only if asked
+    assert "output" not in bench.measure_cpu_peak("chunked", 96, chunk_size=24, output_after_s=60, threads=threads)
+
+
+@pytest.mark.skipif(not memory.forks_here(1), reason="forks the caller only on Linux with glibc")
+def test_a_wrong_output_of_the_only_call_is_caught(monkeypatch):
+    real, threads = bench.methods.make_method, torch.get_num_threads()
+
+    def doubled_naive(name, n, **options):  # the forked child computes a wrong naive attention
+        fn = real(name, n, **options)
+        return (lambda *args: 2 * fn(*args)) if name == "naive" else fn
+
+    monkeypatch.setattr(memory, "make_method", doubled_naive)
+    torch.set_num_threads(1)  # the measurement forks this process, where the wrong method is patched in
+    try:
+        naive, sdpa = bench.run_benchmark([64], ["naive", "sdpa"], repeats=1, time_budget_s=0, progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    assert naive.err > 0.1 and sdpa.err is None  # the child's wrong output is what was checked
+
+
 def test_run_benchmark_skips_quadratic_methods_above_the_limit_and_can_skip_memory():
     rows = bench.run_benchmark(
         [32, 64], ("naive", "chunked"), max_quadratic_n=32, measure_memory=False, repeats=1, progress=False

@@ -32,7 +32,7 @@ are *interleaved* (method 1, method 2, ..., then again), so a change in the mach
 alike and the *ratios* between methods measured in one run are trustworthy even on a busy machine; the
 absolute times are not. Each method gets as many calls as fit in ``--time-budget`` seconds (1 to
 ``--repeats``); a call slower than the whole budget is not repeated, and its time is that of the memory
-measurement's single call.
+measurement's single call, and the CPU's child sends that call's output back for the correctness check.
 
 **Peak memory on CUDA.** ``torch.cuda.reset_peak_memory_stats()`` before the call, then
 ``torch.cuda.max_memory_allocated()`` minus the memory allocated before it: the most extra memory the call

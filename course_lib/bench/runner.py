@@ -71,8 +71,9 @@ def run_benchmark(
         repeats: at most this many timed calls per configuration (the median is reported), interleaved
             across methods.
         time_budget_s: seconds of timed calls per configuration: a method gets ``budget // (one call)`` calls
-            (1 to ``repeats``); one slower than the budget is not called again and its time is that of the
-            memory measurement's call.
+            (1 to ``repeats``); one slower than the budget is not called again: its time is that of the
+            memory measurement's call, and the output of that call (which the CPU's child sends back) is the one
+            checked against the reference.
         max_quadratic_n: ``naive``, ``masked`` and ``sdpa_math`` are skipped above this length.
         measure_memory: also measure peak memory (CPU: one child process per configuration).
         seed: seeds the inputs.
@@ -118,12 +119,16 @@ def _measure_length(setup: _Setup, n: int, row: dict[str, BenchRow], repeats: in
     """Fill the rows of one length: memory, then time, then errors against the references."""
     args = setup.inputs(n)
     single_call: dict[str, float] = {}  # seconds of the memory measurement's one call
+    kept: dict[str, Tensor] = {}  # its output, where it is slower than the budget: not called again
+    checked = {m for m in row if REFERENCE.get(m) in row or m in {REFERENCE.get(other) for other in row}}
     if memory:
         for m in [m for m, r in row.items() if r.status == "ok"]:
             bar.set_postfix_str(f"N={n} {m}: memory")
-            seconds = _peak_memory(setup, m, n, args, row[m])
-            if seconds is not None:
-                single_call[m] = seconds
+            measured = _peak_memory(setup, m, n, args, row[m], budget if m in checked else None)
+            if measured is not None:
+                single_call[m] = measured[0]
+                if measured[1] is not None:
+                    kept[m] = measured[1]
     active = [m for m, r in row.items() if r.status == "ok"]
     calls = {}
     for m in active:
@@ -133,6 +138,7 @@ def _measure_length(setup: _Setup, n: int, row: dict[str, BenchRow], repeats: in
         calls[m] = 0 if once > budget else max(1, min(repeats, int(budget // max(once, 1e-9))))
     bar.set_postfix_str(f"N={n}: timing")
     samples, outputs = _time_interleaved(setup, n, calls, repeats, args, row)
+    outputs = {**kept, **outputs}  # the memory call's output where it was the only call
     for m in active:
         if samples[m]:
             row[m].time_ms, row[m].best_ms = 1000 * statistics.median(samples[m]), 1000 * min(samples[m])
@@ -146,17 +152,18 @@ def _measure_length(setup: _Setup, n: int, row: dict[str, BenchRow], repeats: in
             row[m].err = (out.float() - outputs[reference].float()).abs().max().item()
 
 
-def _peak_memory(setup: _Setup, method: str, n: int, args: list[Tensor], row: BenchRow) -> float | None:
-    """Set ``row.peak_mib`` (or its failure status) from one call; return that call's seconds, or None."""
+def _peak_memory(setup: _Setup, method: str, n: int, args: list[Tensor], row: BenchRow, output_after: float | None):
+    """Set ``row.peak_mib`` (or its failure status) from one call; return that call's seconds and its output if it
+    took longer than ``output_after`` seconds (else None), or None if it failed."""
     if setup.device.type == "cpu":
         options = dict(window=setup.window, chunk_size=setup.chunk_size, seed=setup.seed)
         shape = dict(batch=setup.batch, heads=setup.heads, dim=setup.dim, dtype=setup.dtype)
-        result = measure_cpu_peak(method, n, **shape, **options)
+        result = measure_cpu_peak(method, n, **shape, **options, output_after_s=output_after)
         if "error" in result:
             row.status = f"failed: {result['error']}"
             return None
         row.peak_mib = result["peak_bytes"] / MIB
-        return result["seconds"]
+        return result["seconds"], result.get("output")
     try:
         fn = setup.method(method, n)
         torch.cuda.synchronize(setup.device)
@@ -164,8 +171,7 @@ def _peak_memory(setup: _Setup, method: str, n: int, args: list[Tensor], row: Be
         before = torch.cuda.memory_allocated(setup.device)
         seconds, out = time_once(fn, args, setup.device)
         row.peak_mib = (torch.cuda.max_memory_allocated(setup.device) - before) / MIB
-        del out, fn
-        return seconds
+        return seconds, (out if output_after is not None and seconds > output_after else None)
     except torch.cuda.OutOfMemoryError:
         row.status = "out of memory"
         torch.cuda.empty_cache()
