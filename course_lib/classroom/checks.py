@@ -13,13 +13,13 @@ An implement-it exercise is checked ``without=`` the library functions that woul
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor
 
 from ..validate import integer, number
+from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
 from .integrity import NOT_GRADED, untrusted
@@ -244,11 +244,11 @@ def check_function(
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]
-        kept, state = _kept(args), torch.get_rng_state()  # the reference's inputs and random state, kept apart
+        apart, state = kept(args), torch.get_rng_state()  # the reference's inputs and random state, kept apart
         own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
         try:
             with blocked(without, who=name, namespace=getattr(fn, "__globals__", None), functions=(fn,), own=own):
-                actual = call_answer(fn, _copies(args))
+                actual = settled(call_answer(fn, given(args)))  # cloned now: nothing written into it later counts
         except NotImplementedError:
             raise
         except Refused as err:
@@ -256,9 +256,11 @@ def check_function(
         except Exception as err:  # report the student's error together with the inputs' shapes
             raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
         torch.set_rng_state(state)
-        expected = reference(*kept)  # only now, when the answer has returned: never in a frame it could read
+        expected = reference(*apart)  # only now, when the answer has returned: never in a frame it could read
         sizes.append(expected.numel() if isinstance(expected, Tensor) else 1)
         problem = distrust(actual) or explain(actual, expected, atol=atol, rtol=rtol, hints=hints)
+        if problem is not None and problem.startswith(NOT_GRADED):  # a mode left on: the words the report flags first
+            raise AssertionError(f"{NOT_GRADED}: {name} on trial {trial + 1}: {problem.removeprefix(NOT_GRADED)[2:]}")
         if problem is not None:
             raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
     verify_watched()  # nothing the answer's calls changed
@@ -285,14 +287,3 @@ def _describe(arg: object) -> object:
 class _Name(str):
     def __repr__(self) -> str:
         return str(self)
-
-
-def _copies(args: Sequence[object]) -> list[object]:
-    return [a.clone() if isinstance(a, Tensor) else a for a in args]
-
-
-def _kept(args: Sequence[object]) -> list[object]:  # copied deep: an answer cannot change a model they share
-    try:
-        return copy.deepcopy(list(args))
-    except Exception:  # (a non-leaf tensor, a lock): as the answer's
-        return _copies(args)

@@ -31,6 +31,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .integrity import trusted_mode_codes
+
 __all__ = ["AUTOGRAD_FUNCTIONS", "KERNELS", "Reaches", "ShortcutError", "blocks_autograd", "kernels_of"]
 
 
@@ -268,17 +270,7 @@ class Reaches:
         return False
 
     def __enter__(self) -> Reaches:
-        from torch.overrides import _get_current_function_mode_stack
-        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-
-        self._trusted = {
-            getattr(getattr(type(mode), method, None), "__code__", None)
-            for modes, method in (
-                (_get_current_dispatch_mode_stack(), "__torch_dispatch__"),
-                (_get_current_function_mode_stack(), "__torch_function__"),
-            )  # fmt: skip
-            for mode in modes
-        } - {None}
+        self._trusted = trusted_mode_codes()  # the grading machine's and torch's own: not a cell's, however disguised
         if self.originals or self.kernels:
             for door in self._doors:
                 door.__enter__()

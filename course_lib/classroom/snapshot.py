@@ -4,8 +4,10 @@ second line of defence, behind the reading of the cells (:mod:`course_lib.classr
 The guard reads a student's cells and flags the routes to a module it can follow (an alias, ``getattr``, ``setattr``,
 a module handed to a function by name). :func:`snapshot`, which the guard adds to the end of the first locked cell
 (before any student's cell runs), remembers every attribute of the modules and classes the checks rely on:
-``builtins``, ``math``, ``torch``, ``torch.nn.functional``, ``torch.testing``, ``torch.Tensor``, ``torch.nn.Module``
-and every module of ``course_lib`` (its vocabulary and ``classroom``). The function it returns, which the guard calls
+``builtins``, ``math``, ``torch``, ``torch.nn.functional``, ``torch.testing``, ``torch.Tensor`` and the C class that
+holds its methods (``torch._C.TensorBase``), ``torch.Generator``, ``torch.nn.Module``, ``copy`` and ``copyreg`` (their
+tables item by item: a check copies its inputs) and every module of ``course_lib`` (its vocabulary and
+``classroom``). The function it returns, which the guard calls
 at the top of every graded test cell, raises ``AssertionError`` ("Not graded: ...", which the class report flags)
 when one of them has become another object since, however it was reached: a module handed to a function as an
 attribute chain, kept in a container, fetched by ``getattr`` with a literal name, ``print.__self__``...
@@ -20,6 +22,8 @@ the notebook (``class int(int)`` in an answer cell, by any route).
 from __future__ import annotations
 
 import builtins
+import copy
+import copyreg
 import importlib
 import math
 import os
@@ -31,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .integrity import NOT_GRADED
+from .integrity import NOT_GRADED, modes_on, named_by_its_module
 from .watch import watch_cells
 
 __all__ = ["not_plain", "snapshot"]
@@ -40,7 +44,10 @@ __all__ = ["not_plain", "snapshot"]
 # builtins.input, which ipykernel binds for every cell it runs (to forward the kernel's standard input).
 _MOVING = frozenset({"_", "__", "___", "__warningregistry__", "input"})
 # Classes gain no attribute in honest use: a new one (``torch.Tensor.allclose = ...`` shadows the C base's) is a change.
-CLASSES = {"torch.Tensor": Tensor, "torch.nn.Module": torch.nn.Module}
+# TensorBase, torch's C class, holds a tensor's methods (``any``, ``eq``): immutable, unless ctypes clears its flag.
+CLASSES = {"torch.Tensor": Tensor, "torch._C.TensorBase": torch._C.TensorBase, "torch._C.Generator": torch.Generator,
+           "torch.nn.Module": torch.nn.Module}  # fmt: skip
+_TABLED = ("course_lib", "copy")  # modules whose tables (dicts, lists, sets) are compared item by item: copy, copyreg
 
 
 def _watched() -> dict[str, object]:
@@ -62,6 +69,8 @@ def _watched() -> dict[str, object]:
         "torch": torch,
         "torch.nn.functional": F,
         "torch.testing": torch.testing,
+        "copy": copy,  # and its tables, which a check's copy of its inputs could consult (classroom.copies)
+        "copyreg": copyreg,
     }
     ours = {
         name: module
@@ -89,11 +98,8 @@ def _numpy_scalars() -> frozenset[type]:
 def _installed(cls: type) -> bool:
     """Whether ``cls`` is what its module, a file of the installed libraries or course_lib, names by its name."""
     module = sys.modules.get(cls.__module__)
-    found = module
-    for part in cls.__qualname__.split("."):
-        found = getattr(found, part, None)
     where = getattr(module, "__file__", None) or ""
-    return found is cls and (module is builtins or os.path.abspath(where).startswith(_TRUSTED))
+    return named_by_its_module(cls) and (module is builtins or os.path.abspath(where).startswith(_TRUSTED))
 
 
 def _own_comparisons(kind: type) -> bool:
@@ -146,7 +152,7 @@ def _inside(label: str, value: object) -> object:
     emptied in place); None for the rest. Compared item by item, by identity."""
     if isinstance(value, types.FunctionType):
         return (value.__code__, value.__defaults__, *(value.__kwdefaults__ or {}).values())
-    if label.startswith("course_lib") and type(value) in (dict, list, set):  # a module's __builtins__ is left out
+    if label.startswith(_TABLED) and type(value) in (dict, list, set):  # a module's __builtins__ is left out
         return tuple(x for pair in value.items() for x in pair) if type(value) is dict else tuple(value)
     return None
 
@@ -242,5 +248,5 @@ def snapshot(imports: Mapping[str, str] | None = None, namespace: Mapping | None
             )
 
     if main:
-        watch_cells(_NAME, verify)
+        watch_cells(_NAME, verify, modes_on())  # the modes on now are the grading machine's (classroom.integrity)
     return verify

@@ -28,6 +28,9 @@ finding, each of these:
 - internals named in strings handed to an allowed module that looks them up: ``functools.update_wrapper`` /
   ``wraps`` with ``assigned=``, ``string.Formatter``, a ``str.format`` whose format string is not a literal or reads
   an internal (:mod:`course_lib.classroom.dunders`);
+- what a cell reaches through another module's attributes (``torch.os``, ``torch.ctypes``, ``torch.cuda.graphs.gc``,
+  ``torch.utils._python_dispatch``, ``copy._deepcopy_dispatch``) or names in a string built from pieces
+  (``"__torch_" + "dispatch__"``): :mod:`course_lib.classroom.reaching`;
 - the code given to ``%time`` / ``%timeit`` is read the same way (those magics are otherwise harmless).
 
 A reading finds what is written, not every effect code can have: what only shows when the code runs (a mode left
@@ -43,6 +46,7 @@ import importlib.util
 import os
 
 from .dunders import dunder_strings
+from .reaching import reached_through
 from .syntax import (
     _flat,
     _names_bound,
@@ -283,4 +287,5 @@ def tampering(source: str, protected: set[str], modules: set[str], decided: set[
     found += _indirection(tree, protected, modules, made=made, imports=imports)
     found += _check_reads(tree, globals_, set(decided))
     found += dunder_strings(tree)  # internals named in strings that functools or string.Formatter look up
+    found += reached_through(tree)  # torch.os, torch.ctypes, copy's tables, "__torch_" + "dispatch__"
     return list(dict.fromkeys(found))

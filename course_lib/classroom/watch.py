@@ -15,6 +15,13 @@ library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hi
   (the first line the guard writes into every graded test cell) runs it first, so a cell that rebinds the
   notebook's name of the verification (or everything the test cell calls) does not switch it off.
 
+- **another process, or raw memory.** In a graded kernel (once the snapshot is taken), a cell that starts a process
+  (``os.fork``, ``os.exec*``, ``os.posix_spawn``, ``os.system``, ``subprocess.Popen``; through ``multiprocessing``,
+  ``concurrent.futures`` or a ``DataLoader``'s workers too), where nothing is blocked, or that reaches memory or C
+  functions through ``ctypes`` (a class's flags, its attribute table), is refused, and every check after it says
+  "Not graded", even if the cell caught the refusal. A library that starts one for itself (matplotlib asking
+  ``fc-list`` for fonts) and the course's own (``course_lib.bench``, measuring memory in a child) are not refused.
+
 A hook cannot be removed; outside a graded answer's call and those statements it does nothing but return.
 """
 
@@ -24,7 +31,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-__all__ = ["Refused", "call_answer", "refuse_always", "verify_watched", "watch_cells"]
+__all__ = ["NOT_GRADED", "Refused", "call_answer", "modes_at_snapshot", "refuse_always", "verify_watched",
+           "watch_cells"]  # fmt: skip
+
+NOT_GRADED = "Not graded"  # the words the class report (classroom.autograde) flags a submission by
 
 _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
@@ -32,6 +42,15 @@ _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._cur
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_locals", "f_globals"})
 # Modules whose functions hand frames (or what is in them) to their caller: who asked is the code that called them
 _HANDING = ("inspect", "traceback", "logging", "bdb", "pdb", "cgitb", "pydoc", "linecache", "dataclasses")
+# Starting a process (where nothing is blocked: a child could serve the reference's answers) and ctypes's raw memory
+_PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.system", "subprocess.Popen",
+                             "ctypes.addressof", "ctypes.call_function", "ctypes.cdata", "ctypes.cdata/buffer",
+                             "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.PyObj_FromPtr",
+                             "ctypes.string_at", "ctypes.wstring_at"})  # fmt: skip
+# Modules that start a process for their caller: who asked is the code that called them
+_SPAWNING = ("os", "posixpath", "subprocess", "multiprocessing", "concurrent", "pty", "asyncio", "ctypes",
+             "torch.multiprocessing", "torch.utils.data")  # fmt: skip
+_SPAWNING_PARTS = tuple(f"{m}." for m in _SPAWNING)
 _OWN = "course_lib.classroom"
 _CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checks.py")
 _LIBRARIES = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
@@ -44,6 +63,16 @@ class Refused(RuntimeError):
 def _asker(frame: object) -> object:
     """The frame of the code that asked: past the modules that hand frames to their caller."""
     while frame is not None and (frame.f_globals.get("__name__") or "").split(".")[0] in _HANDING:
+        frame = frame.f_back
+    return frame
+
+
+def _spawner(frame: object) -> object:
+    """The frame of the code that asked for a process: past the modules that start one for their caller."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if name not in _SPAWNING and not name.startswith(_SPAWNING_PARTS):
+            return frame
         frame = frame.f_back
     return frame
 
@@ -81,14 +110,10 @@ def _unsetting(event: str) -> bool:
     return event == "sys.setprofile" and bool(getattr(getattr(sys.getprofile(), "__self__", None), "refused", None))
 
 
-def _install() -> tuple[Callable, Callable]:
-    """Add the one audit hook of this process; return its switches (closures: nothing a cell rebinds reaches them).
-    An answer's call is known by the code of the function that makes it on the stack, not by a state it could reset."""
-    # what was refused; the hook running; (marker, verify), the snapshot's verification; refusing outside grading
-    refused, busy, cells, strict = [], [False], [], [False]
-    getframe, frames, asker, is_answer = sys._getframe, sys._current_frames, _asker, _is_answer
-    unsetting, refusing, Error = _unsetting, _refusing, Refused
-    events, attributes = _FRAME_EVENTS, _FRAME_ATTRIBUTES
+def _calling(refused: list[str]) -> Callable:
+    """The function that calls a graded answer: it raises ``Refused`` after the call if the hook refused the answer
+    something (``refused``), even if the answer caught the refusal."""
+    error = Refused  # bound now, as the hook's names are
 
     def call(fn: Callable, args: Sequence[object]) -> object:
         refused.clear()
@@ -97,8 +122,38 @@ def _install() -> tuple[Callable, Callable]:
         finally:
             why, refused[:] = refused[:1], []
             if why:  # refused, even if the answer caught it
-                raise Error(f"asked for {why[0]} while it was checked: the check's own frames are not the answer's")
+                raise error(f"asked for {why[0]} while it was checked: the check's own frames are not the answer's")
 
+    return call
+
+
+def _verifying(cells: list[tuple], spawned: list[str]) -> Callable[[], None]:
+    """The verification a graded test cell runs first: "Not graded" for good once a cell was refused a process or
+    ctypes (``spawned``), else the snapshot's (``cells``), if one was taken."""
+
+    def verified() -> None:
+        if spawned:
+            raise AssertionError(
+                f"{NOT_GRADED}: a cell asked for {spawned[0]}, refused in a graded notebook (another process, where "
+                "nothing is blocked, or raw memory through ctypes); restart the kernel and run the cells without it"
+            )
+        if cells:
+            cells[0][1]()
+
+    return verified
+
+
+def _install() -> tuple[Callable, Callable]:
+    """Add the one audit hook of this process; return its switches (closures: nothing a cell rebinds reaches them).
+    An answer's call is known by the code of the function that makes it on the stack, not by a state it could reset."""
+    # what was refused; the hook running; (marker, verify), the snapshot's verification; refusing outside grading
+    # and what a cell was refused in a graded kernel outside a check (a process, ctypes): every check after it fails
+    refused, busy, cells, strict, spawned = [], [False], [], [False], []
+    getframe, frames, asker, is_answer, spawner = sys._getframe, sys._current_frames, _asker, _is_answer, _spawner
+    unsetting, refusing, Error = _unsetting, _refusing, Refused
+    events, attributes, processes = _FRAME_EVENTS, _FRAME_ATTRIBUTES, _PROCESS_EVENTS
+
+    call, verified = _calling(refused), _verifying(cells, spawned)
     code = call.__code__
 
     def hook(event: str, args: tuple) -> None:
@@ -109,13 +164,18 @@ def _install() -> tuple[Callable, Callable]:
             if cells and not busy[0] and cells[0][0] in getattr(args[0], "co_names", ()):
                 busy[0] = True
                 try:
-                    cells[0][1]()
+                    verified()
                 finally:
                     busy[0] = False
             return
         elif event == "object.__setattr__":
             if args[0] is call:
                 raise Error("the function that calls a graded answer cannot be changed")
+            return
+        elif event in processes:
+            if cells and not busy[0] and is_answer(spawner(getframe(1))):  # (a graded kernel's: not refuse_always)
+                spawned.append(event)
+                raise Error(f"asked for {event} in a graded notebook: no other process, nor raw memory through ctypes")
             return
         elif event not in events or busy[0]:
             return
@@ -132,11 +192,11 @@ def _install() -> tuple[Callable, Callable]:
         finally:
             busy[0] = False
 
-    def watch(marker: str | None = None, verify: Callable[[], None] | None = None) -> Callable[[], None] | None:
+    def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = ()) -> tuple:
         if marker and not cells:  # the first snapshot of a kernel stays
-            cells.append((marker, verify))
+            cells.append((marker, verify, modes))
         strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
-        return cells[0][1] if cells else None
+        return (verified if cells else None), (cells[0][2] if cells else None)
 
     sys.addaudithook(hook)
     return call, watch
@@ -151,11 +211,12 @@ def call_answer(fn: Callable, args: Sequence[object]) -> object:
     return _SWITCHES[0](fn, args)
 
 
-def watch_cells(marker: str, verify: Callable[[], None]) -> None:
+def watch_cells(marker: str, verify: Callable[[], None], modes: Sequence[object] = ()) -> None:
     """Run ``verify`` before every statement whose code names ``marker`` (the guard's line in each graded test cell),
-    however the notebook's names were rebound. Only the first call of a process counts (a kernel grades one
-    submission; a later snapshot, taken after a cell changed something, would not know the change)."""
-    _SWITCHES[1](marker, verify)
+    however the notebook's names were rebound, and remember ``modes``, the torch modes on when the snapshot was taken
+    (the grading machine's own). Only the first call of a process counts (a kernel grades one submission; a later
+    snapshot, taken after a cell changed something, would not know the change)."""
+    _SWITCHES[1](marker, verify, tuple(modes))
 
 
 def refuse_always() -> None:
@@ -165,7 +226,13 @@ def refuse_always() -> None:
 
 
 def verify_watched() -> None:
-    """Run the verification :func:`watch_cells` was handed, if any (a check runs it before and after it compares)."""
-    verify = _SWITCHES[1]()
+    """Run the verification :func:`watch_cells` was handed, if any (a check runs it before and after it compares),
+    after what a cell was refused outside a check (a process, ctypes): "Not graded" for good."""
+    verify = _SWITCHES[1]()[0]
     if verify is not None:
         verify()
+
+
+def modes_at_snapshot() -> tuple[object, ...] | None:
+    """The torch modes that were on when a graded kernel's snapshot was taken, or None outside a graded kernel."""
+    return _SWITCHES[1]()[1]

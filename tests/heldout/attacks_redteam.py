@@ -110,5 +110,9 @@ _flags.value |= 1 << 8
     + _JUNK_TOP_K,
 }
 
+# What the run-time defences alone make of a cheat the reading flags anyway: "Not graded" for all but the finaliser,
+# whose answer is compared as it was when its call returned (an empty tensor): plainly wrong, zero points
+WRONG_AT_RUN_TIME = {"r3_finaliser"}
+
 # The commit whose course_lib (checks, guard and all) each cheat is shown to beat, read and run: the last before the fix
 BEFORE = "511a674"
