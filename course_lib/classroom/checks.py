@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from ..validate import integer, number
+from .byhand import answer_tensor
 from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
@@ -152,58 +153,19 @@ def check_answer(actual: object, expected: Tensor, name: str = "your answer", *,
                  rtol: float = 1e-4) -> None:  # fmt: skip
     """:func:`check_close` for a by-hand answer: a wrong answer is told which element is wrong and whether it is too
     large or too small, never the expected value, which would give the answer away. The answer (a number, a list,
-    NumPy's arrays and scalars, a tensor) is converted by :func:`answer_tensor`, to ``expected``'s dtype where that is
-    a floating-point one (a by-hand answer's numbers are graded, not its dtype)."""
+    NumPy's arrays and scalars, a tensor: nothing else, :mod:`course_lib.classroom.byhand`) is converted by
+    :func:`answer_tensor`, to ``expected``'s dtype where that is a floating-point one (a by-hand answer's numbers are
+    graded, not its dtype)."""
     _raise_if_unanswered(actual)
     try:
         actual = answer_tensor(actual, expected.dtype if expected.dtype.is_floating_point else None)
     except NotImplementedError:  # an unanswered placeholder inside a list: the stub's own message
         raise
+    except AssertionError as err:  # an object of a class of the notebook's own: "Not graded" (classroom.byhand)
+        raise AssertionError(f"{NOT_GRADED}: {name}: {str(err).removeprefix(NOT_GRADED + ': ')}") from None
     except (TypeError, ValueError, RuntimeError) as err:
         raise AssertionError(f"{name}: cannot be read as numbers ({type(err).__name__}: {err})") from err
     check_close(actual, expected, name, atol=atol, rtol=rtol, hints=False, reveal=False)
-
-
-_PLAIN_TENSORS = (Tensor, torch.nn.Parameter)
-
-
-def _arrays(value: object, depth: int = 0) -> object:
-    """``value`` with every tensor inside its lists and tuples made a NumPy array, or None where it holds neither
-    a tensor nor anything of NumPy's (then torch.tensor reads it as it is)."""
-    if isinstance(value, Tensor):
-        if type(value) not in _PLAIN_TENSORS:  # converting it would run its own rules
-            raise TypeError(f"a {type(value).__name__}, a tensor with rules of its own")
-        return value.detach().cpu().numpy()
-    if type(value).__module__ == "numpy":
-        return value
-    if type(value) in (list, tuple) and depth < 8:
-        items = [_arrays(v, depth + 1) for v in value]
-        return (
-            None
-            if all(x is None for x in items)
-            else [v if x is None else x for v, x in zip(value, items, strict=True)]
-        )
-    return None
-
-
-def answer_tensor(value: object, dtype: torch.dtype | None = None) -> Tensor:
-    """A by-hand answer as a tensor, the one conversion the checks share: ``torch.tensor(value, dtype=dtype)``, except
-    that a tensor is converted without a copy's warning, and an answer holding tensors or NumPy's arrays and scalars
-    (``[np.array([0.2, 0.8])]``, ``[torch.softmax(s, -1)]``, 0-d arrays) becomes one NumPy array first. torch.tensor
-    would warn about a list of arrays ("Creating a tensor from a list of numpy.ndarrays is extremely slow") and about
-    a tensor ("To copy construct from a tensor, ..."), on stderr, which nbgrader scores as a failed cell, and refuses
-    a list of 0-d arrays or of tensors of more than one element: an honest answer is graded like any other."""
-    _raise_if_unanswered(value)
-    if isinstance(value, Tensor) and type(value) not in _PLAIN_TENSORS:
-        return value  # as it is: the check refuses a tensor with rules of its own (integrity.untrusted)
-    if isinstance(value, Tensor):
-        return value.detach().clone() if dtype is None else value.detach().to(dtype)
-    arrays = _arrays(value)
-    if arrays is not None:
-        import numpy as np
-
-        value = np.asarray(arrays)
-    return torch.tensor(value, dtype=dtype)
 
 
 def check_function(

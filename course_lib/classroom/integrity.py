@@ -10,8 +10,9 @@
   snapshot was taken, before any student's cell ran (the grading machine's own). Outside a graded kernel a class
   marked ``course_profile`` (the rounding profile of ``tools/portability.py``) is trusted too.
 - **an answer with rules of its own.** A ``torch.Tensor`` subclass with its own ``__torch_function__`` or
-  ``__torch_dispatch__`` can answer the comparison itself (``torch.isclose`` says True for anything). An answer must be
-  a plain tensor (an ``nn.Parameter`` is one: it has no rules of its own).
+  ``__torch_dispatch__`` can answer the comparison itself (``torch.isclose`` says True for anything), and one with
+  methods or properties of its own (``detach``, ``shape``) can hand the check the expected result it is compared with.
+  An answer must be a plain tensor (an ``nn.Parameter`` is one): else "Not graded", which the class report flags.
 """
 
 from __future__ import annotations
@@ -95,12 +96,6 @@ def trusted_mode_codes() -> set[object]:
     return codes - {None}
 
 
-def _has_own_rules(cls: type) -> bool:
-    function = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
-    plain_function = (Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl)
-    return function not in plain_function or cls.__torch_dispatch__ is not Tensor.__torch_dispatch__
-
-
 def untrusted(actual: object) -> str | None:
     """Why a check cannot trust its comparison of ``actual`` now (a sentence), or None."""
     modes = foreign_modes()
@@ -109,9 +104,10 @@ def untrusted(actual: object) -> str | None:
             f"{NOT_GRADED}: a torch mode ({', '.join(modes)}) switched on by a cell is still on, and it could change "
             "what this check sees; restart the kernel and run the cells in order without it"
         )
-    if isinstance(actual, Tensor) and _has_own_rules(type(actual)):
+    if isinstance(actual, Tensor) and type(actual) not in (Tensor, torch.nn.Parameter):
         return (
-            f"expected a plain torch.Tensor, got {type(actual).__name__}, a subclass whose own rules could answer "
-            "the comparison (return a plain tensor, e.g. with torch.Tensor.as_subclass(x, torch.Tensor))"
+            f"{NOT_GRADED}: expected a plain torch.Tensor, got {type(actual).__name__}: an answer must be a plain "
+            "tensor, not a subclass whose own rules or methods (detach, shape) could answer the comparison (return "
+            "a plain tensor, e.g. with torch.Tensor.as_subclass(x, torch.Tensor))"
         )
     return None

@@ -10,6 +10,9 @@ one honest answer that lost its marks. Copied from the lecturer's submissions (/
 - a lazy by-hand answer: an object of a class of the notebook's, which says it is NumPy's (``__module__``) and has
   ``__array__``: the check converts it with ``np.asarray`` inside ``check_answer``, where ``__array__`` reads the
   check's ``expected`` from its caller's frame (through the same helper);
+- found while fixing the lazy by-hand answer (not the lecturer's): a tensor of a subclass of the notebook's with no
+  rules of its own (``__torch_function__``) but methods and properties of its own (``detach``, ``shape``, ``dtype``)
+  that hand the check its own expected result, read from the frame of the check's comparison, where nothing watches;
 - honest, and it lost its marks: ``lengths = torch.tensor(lengths)`` in a correct ``causal_padding_mask``: PyTorch's
   copy-construct UserWarning went to stderr, and nbgrader gives no points to a graded cell that writes there.
 """
@@ -98,6 +101,34 @@ class _Later:
         return e.astype(dtype) if dtype is not None else e
 
 weights_ex1 = _Later(0)                    # the check passes [weights_ex1]: row 0 of the expected (1, 4)
+"""
+
+# ---------------------------------------------------------------- a tensor with methods of its own (12 ex2)
+
+OWN_METHODS_12_EX2 = """
+class _Agrees(torch.Tensor):                 # no __torch_function__ of its own: only methods and properties
+    def _theirs(self):
+        for up in range(1, 12):
+            try:
+                found = torch._jit_internal.createResolutionCallbackFromFrame(up)("expected")
+            except Exception:
+                break
+            if type(found) is torch.Tensor:
+                return found
+        return torch.Tensor.detach(self)
+    def detach(self):
+        return self._theirs().detach()
+    @property
+    def shape(self):
+        return self._theirs().shape
+    @property
+    def dtype(self):
+        return self._theirs().dtype
+
+_made_before = torch.zeros(1).as_subclass(_Agrees)
+
+def top_k(logits, k):
+    return _made_before
 """
 
 # ---------------------------------------------------------------- honest: a warning in the answer

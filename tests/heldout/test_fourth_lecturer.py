@@ -26,12 +26,18 @@ from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.watch import refuse_always
 from course_lib.paths import NOTEBOOKS_DIR
 
-from .attacks_fourth_lecturer import BEFORE, HONEST_WARNING_05_EX3, LAZY_BY_HAND, ZERO_KEPT_ATTACKS
+from .attacks_fourth_lecturer import (
+    BEFORE,
+    HONEST_WARNING_05_EX3,
+    LAZY_BY_HAND,
+    OWN_METHODS_12_EX2,
+    ZERO_KEPT_ATTACKS,
+)
 from .test_heldout import _flagged
 
 ROOT = Path(__file__).resolve().parents[2]
 # Today's side, until the grader is fixed (issue 44): each must fail as it stands
-_UNTIL_FIXED = pytest.mark.xfail(strict=True, reason="issue 44: the grader's fix comes in the next commits")
+_UNTIL_FIXED = pytest.mark.xfail(strict=True, reason="issue 44: the grader's fix comes in the next commit")
 # A by-hand check as 05's exercise 1 makes it: the answer in a list, compared with a (1, 4) row of weights
 BY_HAND_CHECK = """
 expected_ex1 = torch.softmax(torch.tensor([[1.0, 3.0, 0.0, 2.0]], dtype=torch.float64), dim=-1)
@@ -71,6 +77,7 @@ def _check_cell(number: str, exercise: str) -> str:
 def _cases() -> list[tuple[str, str, str]]:
     cases = [(name, answer, _check_cell(number, ex)) for name, (number, ex, answer) in ZERO_KEPT_ATTACKS.items()]
     cases.append(("lazy_by_hand", LAZY_BY_HAND, BY_HAND_CHECK))
+    cases.append(("own_methods 12 ex2", OWN_METHODS_12_EX2, _check_cell("12", "ex2")))
     return [*cases, ("honest_warning 05 ex3", HONEST_WARNING_05_EX3, _check_cell("05", "ex3"))]
 
 
@@ -133,11 +140,18 @@ def test_zeroing_the_references_inputs_is_not_graded_and_flagged(name, tmp_path)
     assert flags and flags[0][1].startswith("not graded"), flags
 
 
-@_UNTIL_FIXED
 def test_a_lazy_by_hand_answer_is_not_graded_and_flagged(tmp_path):
     error, _, _ = _run(LAZY_BY_HAND, BY_HAND_CHECK)
     assert error is not None and "Not graded" in error and "_Later" in error, error
     flags = _flagged(tmp_path, LAZY_BY_HAND, error.removeprefix("AssertionError: "))
+    assert flags and flags[0][1].startswith("not graded"), flags
+
+
+def test_a_tensor_with_methods_of_its_own_is_not_graded_and_flagged(tmp_path):
+    error, _, _ = _run(OWN_METHODS_12_EX2, _check_cell("12", "ex2"))
+    assert error is not None and error.startswith("AssertionError: Not graded: top_k on trial 1"), error
+    assert "got _Agrees" in error, error
+    flags = _flagged(tmp_path, OWN_METHODS_12_EX2, error.removeprefix("AssertionError: "))
     assert flags and flags[0][1].startswith("not graded"), flags
 
 
@@ -154,3 +168,63 @@ def test_an_answers_warning_is_a_note_on_stdout_and_keeps_its_points():
     assert "note: causal_padding_mask warned: UserWarning: To copy construct from a tensor" in stdout, stdout
     assert not leaked, [str(w.message) for w in leaked]  # nothing left the test cell for stderr
     assert _graded(stdout, "") == 1
+
+
+# ---------------------------------------------------------------- each defence on its own
+
+
+def _top_k_inputs(g):
+    return torch.randn(3, 7, generator=g), 3
+
+
+@_UNTIL_FIXED
+def test_the_checks_copy_changed_through_a_helper_nothing_refuses_is_not_graded(monkeypatch):
+    """The seal alone (classroom.sealed): with torch's helper not counted as handing frames (as a library's helper
+    the hook does not know would not be), zeroing the reference's copy is found once the answer returns."""
+    import course_lib.classroom.watch as watch
+
+    monkeypatch.setattr(watch, "_HANDING_MODULES", ())
+    namespace = {"torch": torch}
+    exec(ZERO_KEPT_ATTACKS["zero_any_name 12 ex2"][2], namespace)
+    with pytest.raises(AssertionError, match=r"^Not graded: top_k changed the check's own copy of the inputs"):
+        cl.check_function(namespace["top_k"], cl.top_k_filter, _top_k_inputs, name="top_k", trials=2)
+
+
+@_UNTIL_FIXED
+def test_a_library_handing_out_the_checks_frame_is_refused_whoever_asks():
+    """The hook alone (classroom.watch): a library function that hands out a frame as many levels up as it is told
+    (typing's _caller: sys._getframe(depth + 1)) may not hand out the check's, even though a library asks."""
+    import typing
+
+    def reaching(logits, k):
+        for depth in range(1, 8):
+            typing._caller(depth)  # (a module's name; the frame it came from is what is refused)
+        return cl.top_k_filter(logits, k)
+
+    with pytest.raises(AssertionError, match=r"^Not graded: reaching asked for sys\._getframe"):
+        cl.check_function(reaching, cl.top_k_filter, _top_k_inputs, name="reaching", trials=2)
+
+
+HONEST_BY_HAND = {
+    "numbers": (0.5, 0.5),
+    "nested lists and a tuple": [[0.5], (0.5,)],
+    "NumPy's scalars": [__import__("numpy").float32(0.5), __import__("numpy").int64(0)],
+    "a torch.Size": torch.Size([1, 2]),
+    "a parameter": torch.nn.Parameter(torch.ones(2)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(HONEST_BY_HAND))
+def test_by_hand_answers_of_numbers_are_read(form):
+    from course_lib.classroom.byhand import not_numbers
+
+    assert not_numbers(HONEST_BY_HAND[form]) is None
+
+
+def test_by_hand_answers_of_other_values_cannot_be_read_and_a_placeholder_says_so():
+    from course_lib.classroom.exercises import unanswered
+
+    with pytest.raises(AssertionError, match=r"^x: cannot be read as numbers \(TypeError: a str\)"):
+        cl.check_answer(["0.5"], torch.tensor([0.5]), "x")
+    with pytest.raises(NotImplementedError, match="Exercise 1: x is not answered yet"):
+        cl.check_answer([1.0, unanswered("Exercise 1: x")], torch.tensor([1.0, 2.0]), "x")

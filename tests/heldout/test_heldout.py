@@ -254,6 +254,11 @@ def test_an_answer_calling_what_the_check_decides_with_is_refused_and_flagged(na
         exec(compile(check, "<check cell>", "exec"), namespace)
 
 
+# By-hand answers of objects of the cell's own classes, which the check itself no longer reads (issue 44, a fourth
+# lecturer's lazy by-hand answer): "Not graded" before the verification is asked
+REFUSED_BY_THE_CHECK = {"ned"}
+
+
 def _student(name: str) -> str:
     return name.split(":")[0]
 
@@ -268,9 +273,13 @@ def test_a_second_lecturers_cheat_passes_its_check_yet_is_not_graded_and_flagged
     exec(compile(answer, "<answer cell>", "exec"), namespace)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        exec(compile(check, "<check cell>", "exec"), namespace)  # passes: without the verification, full marks
-    with pytest.raises(AssertionError, match=r"^Not graded: ") as err:
-        verify(namespace, sorted(bound_names(answer)[0] & {"weights_ex1", "fixed_attention"}), ["float", "len"])
+        if _student(name) in REFUSED_BY_THE_CHECK:  # a by-hand answer of objects is not read (classroom.byhand)
+            with pytest.raises(AssertionError, match=r"^Not graded: ") as err:
+                exec(compile(check, "<check cell>", "exec"), namespace)
+        else:
+            exec(compile(check, "<check cell>", "exec"), namespace)  # passes: without the verification, full marks
+            with pytest.raises(AssertionError, match=r"^Not graded: ") as err:
+                verify(namespace, sorted(bound_names(answer)[0] & {"weights_ex1", "fixed_attention"}), ["float", "len"])
     flags = _flagged(tmp_path, answer, str(err.value))
     assert flags[0][1] in ("not graded: a checker was changed", "not graded: an answer that compares in its own way")
 
