@@ -24,7 +24,9 @@ from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
 from .integrity import NOT_GRADED, untrusted
+from .noted import noted
 from .own import own_functions
+from .sealed import fingerprint
 from .watch import Refused, call_answer, verify_watched
 
 __all__ = ["answer_tensor", "explain_difference", "check_answer", "check_close", "check_function"]
@@ -201,24 +203,17 @@ def check_function(
     name = name or getattr(fn, "__name__", "your function")
     integer("trials", trials, minimum=1)
     generator = torch.Generator().manual_seed(integer("seed", seed))
-    sizes = []
+    sizes, notes = [], set()  # (the warnings noted so far: classroom.noted)
     explain, distrust = explain_difference, untrusted  # as they are before any answer runs (verified: classroom.watch)
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]
         apart, state = kept(args), torch.get_rng_state()  # the reference's inputs and random state, kept apart
         own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
-        try:
-            with blocked(without, who=name, namespace=getattr(fn, "__globals__", None), functions=(fn,), own=own):
-                actual = settled(call_answer(fn, given(args)))  # cloned now: nothing written into it later counts
-        except NotImplementedError:
-            raise
-        except Refused as err:
-            raise AssertionError(f"{NOT_GRADED}: {name} {err}") from None
-        except Exception as err:  # report the student's error together with the inputs' shapes
-            raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
+        actual = _answer(fn, args, name, shapes, (apart, state, reference), dict(without=without, own=own), notes)
         torch.set_rng_state(state)
-        expected = reference(*apart)  # only now, when the answer has returned: never in a frame it could read
+        with noted("the reference", notes):
+            expected = reference(*apart)  # only now, when the answer has returned: never in a frame it could read
         sizes.append(expected.numel() if isinstance(expected, Tensor) else 1)
         problem = distrust(actual) or explain(actual, expected, atol=atol, rtol=rtol, hints=hints)
         if problem is not None and problem.startswith(NOT_GRADED):  # a mode left on: the words the report flags first
@@ -232,6 +227,31 @@ def check_function(
     shown = ", ".join(without[:3]) + (f" and {len(without) - 3} more" if len(without) > 3 else "")
     blocked_names = f", without calling {shown}" if without else ""
     print(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}")
+
+
+def _answer(fn: Callable, args: Sequence[object], name: str, shapes: list, theirs: tuple, blocking: dict,
+            notes: set) -> object:  # fmt: skip
+    """``fn`` called on its own copy of ``args`` (the check's frames out of its reach: classroom.watch), blocked, its
+    warnings noted (classroom.noted); "Not graded" if it asked for the check's frames, or if ``theirs`` (the check's
+    copy of the inputs, random state and reference) changed while it ran (classroom.sealed)."""
+    handed = given(args)
+    seal = fingerprint(*theirs, handed=handed)
+    try:
+        with noted(name, notes), blocked(blocking["without"], who=name, namespace=getattr(fn, "__globals__", None),
+                                         functions=(fn,), own=blocking["own"]):  # fmt: skip
+            actual = settled(call_answer(fn, handed))  # cloned now: nothing written into it later counts
+    except NotImplementedError:
+        raise
+    except Refused as err:
+        raise AssertionError(f"{NOT_GRADED}: {name} {err}") from None
+    except Exception as err:  # report the student's error together with the inputs' shapes
+        raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
+    if fingerprint(*theirs, handed=handed) != seal:
+        raise AssertionError(
+            f"{NOT_GRADED}: {name} changed the check's own copy of the inputs (or its random state or reference), "
+            "on which the reference runs once the answer has returned: the check's frames are not the answer's"
+        )
+    return actual
 
 
 def _describe(arg: object) -> object:

@@ -42,6 +42,10 @@ _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._cur
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_locals", "f_globals"})
 # Modules whose functions hand frames (or what is in them) to their caller: who asked is the code that called them
 _HANDING = ("inspect", "traceback", "logging", "bdb", "pdb", "cgitb", "pydoc", "linecache", "dataclasses")
+# ... and single modules of libraries whose helpers walk up from their own frame to a caller's caller (f_back, f_locals:
+# no audit event on Python 3.11) and hand over its locals: torch's (TorchScript's name lookup), IPython's, pydantic's
+_HANDING_MODULES = ("torch._jit_internal", "torch._sources", "IPython.utils.frame", "IPython.core.debugger",
+                    "pydantic._internal._typing_extra", "sympy.utilities.magic", "stack_data", "pure_eval")  # fmt: skip
 # Starting a process (where nothing is blocked: a child could serve the reference's answers) and ctypes's raw memory
 _PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.system", "subprocess.Popen",
                              "ctypes.addressof", "ctypes.call_function", "ctypes.cdata", "ctypes.cdata/buffer",
@@ -60,9 +64,26 @@ class Refused(RuntimeError):
     """Raised where a graded answer asks for the check's frames, or switches the tracer or profiler, while it runs."""
 
 
+def _handing(module: str) -> bool:
+    return module.split(".")[0] in _HANDING or module.startswith(_HANDING_MODULES)
+
+
+def _above(handed: object, frame: object, code: object) -> bool:
+    """Whether ``handed``, a frame ``sys._getframe`` hands out to ``frame``'s code, is the frame of an answer's call
+    (``code``'s, :func:`call_answer`) or one of its callers', the check's, while ``frame`` runs inside that call:
+    refused whoever asks (a library's helper handing out a frame as many levels up as it is told)."""
+    if handed is None:
+        return False
+    while frame is not None and frame.f_code is not code:
+        frame = frame.f_back
+    while frame is not None and frame is not handed:
+        frame = frame.f_back
+    return frame is not None
+
+
 def _asker(frame: object) -> object:
     """The frame of the code that asked: past the modules that hand frames to their caller."""
-    while frame is not None and (frame.f_globals.get("__name__") or "").split(".")[0] in _HANDING:
+    while frame is not None and _handing(frame.f_globals.get("__name__") or ""):
         frame = frame.f_back
     return frame
 
@@ -150,7 +171,7 @@ def _install() -> tuple[Callable, Callable]:
     # and what a cell was refused in a graded kernel outside a check (a process, ctypes): every check after it fails
     refused, busy, cells, strict, spawned = [], [False], [], [False], []
     getframe, frames, asker, is_answer, spawner = sys._getframe, sys._current_frames, _asker, _is_answer, _spawner
-    unsetting, refusing, Error = _unsetting, _refusing, Refused
+    unsetting, refusing, above, Error = _unsetting, _refusing, _above, Refused
     events, attributes, processes = _FRAME_EVENTS, _FRAME_ATTRIBUTES, _PROCESS_EVENTS
 
     call, verified = _calling(refused), _verifying(cells, spawned)
@@ -183,8 +204,8 @@ def _install() -> tuple[Callable, Callable]:
             return
         busy[0] = True
         try:
-            frame = getframe(1)
-            if is_answer(asker(frame)) and refusing(frame, code, frames()):
+            frame, handed = getframe(1), args[0] if event == "sys._getframe" and args else None
+            if (is_answer(asker(frame)) and refusing(frame, code, frames())) or above(handed, frame, code):
                 refused.append(event if event in events else f"a frame's {args[1]}")
                 raise Error(
                     f"asked for {refused[-1]} while it was checked: the check's own frames are not the answer's"

@@ -36,8 +36,6 @@ from .attacks_fourth_lecturer import (
 from .test_heldout import _flagged
 
 ROOT = Path(__file__).resolve().parents[2]
-# Today's side, until the grader is fixed (issue 44): each must fail as it stands
-_UNTIL_FIXED = pytest.mark.xfail(strict=True, reason="issue 44: the grader's fix comes in the next commit")
 # A by-hand check as 05's exercise 1 makes it: the answer in a list, compared with a (1, 4) row of weights
 BY_HAND_CHECK = """
 expected_ex1 = torch.softmax(torch.tensor([[1.0, 3.0, 0.0, 2.0]], dtype=torch.float64), dim=-1)
@@ -131,7 +129,6 @@ def test_a_fourth_lecturers_cheat_passed_before(name, before):
 
 
 @pytest.mark.parametrize("name", sorted(ZERO_KEPT_ATTACKS))
-@_UNTIL_FIXED
 def test_zeroing_the_references_inputs_is_not_graded_and_flagged(name, tmp_path):
     number, exercise, answer = ZERO_KEPT_ATTACKS[name]
     error, _, _ = _run(answer, _check_cell(number, exercise))
@@ -161,7 +158,6 @@ def test_an_answers_warning_cost_its_points_before(before):
     assert _graded(stdout, stderr) == 0
 
 
-@_UNTIL_FIXED
 def test_an_answers_warning_is_a_note_on_stdout_and_keeps_its_points():
     error, stdout, leaked = _run(HONEST_WARNING_05_EX3, _check_cell("05", "ex3"))
     assert error is None, error
@@ -177,7 +173,6 @@ def _top_k_inputs(g):
     return torch.randn(3, 7, generator=g), 3
 
 
-@_UNTIL_FIXED
 def test_the_checks_copy_changed_through_a_helper_nothing_refuses_is_not_graded(monkeypatch):
     """The seal alone (classroom.sealed): with torch's helper not counted as handing frames (as a library's helper
     the hook does not know would not be), zeroing the reference's copy is found once the answer returns."""
@@ -190,7 +185,6 @@ def test_the_checks_copy_changed_through_a_helper_nothing_refuses_is_not_graded(
         cl.check_function(namespace["top_k"], cl.top_k_filter, _top_k_inputs, name="top_k", trials=2)
 
 
-@_UNTIL_FIXED
 def test_a_library_handing_out_the_checks_frame_is_refused_whoever_asks():
     """The hook alone (classroom.watch): a library function that hands out a frame as many levels up as it is told
     (typing's _caller: sys._getframe(depth + 1)) may not hand out the check's, even though a library asks."""
