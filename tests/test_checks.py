@@ -34,6 +34,17 @@ def test_differences_are_explained(actual, expected, words):
         check_close(actual, expected, "x")
 
 
+def test_a_difference_shows_values_that_differ():
+    """Two values 4 significant digits would write alike get the digits that tell them apart (a message that read
+    "got -0.5013, expected -0.5013" said nothing); values that differ in 4 digits keep 4."""
+    message = explain_difference(torch.tensor([-0.50126, 1.0]), torch.tensor([-0.50134, 1.0]), atol=0, rtol=0)
+    assert "got -0.50126, expected -0.50134" in message
+    assert "got 2, expected 2.5" in explain_difference(torch.tensor([2.0]), torch.tensor([2.5]))
+    far = explain_difference(torch.tensor([1.0000001], dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64),
+                             atol=0, rtol=0)  # fmt: skip
+    assert "got 1.0000001, expected 1 " in far
+
+
 @pytest.mark.parametrize(
     "yours,expected,shown",
     [

@@ -49,6 +49,16 @@ def _own(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _apart(x: float, y: float) -> tuple[str, str]:
+    """Two values as a message shows them: 4 significant digits, more where 4 would write both alike (-0.5013 and
+    -0.50134, not -0.5013 twice)."""
+    for digits in range(4, 18):
+        shown = f"{x:.{digits}g}", f"{y:.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def _shape_problem(actual: Tensor, expected: Tensor) -> str:
     hint = ""
     a_shape, e_shape = tuple(actual.shape), tuple(expected.shape)
@@ -113,10 +123,8 @@ def explain_difference(
         if a.dtype == torch.bool or mine != mine or theirs != theirs:  # (NaN is neither larger nor smaller)
             verdict = "is not a number (NaN)" if mine != mine else "is not the expected value"
         return f"{count} of {wrong.numel()} elements differ; the first is at {where}: yours, {_own(mine)}, {verdict}"
-    message = (
-        f"{count} of {wrong.numel()} elements differ; the first is at {where}: "
-        f"got {a[index].item():.4g}, expected {e[index].item():.4g}"
-    )
+    got, wanted = _apart(a[index].item(), e[index].item())
+    message = f"{count} of {wrong.numel()} elements differ; the first is at {where}: got {got}, expected {wanted}"
     if a.dtype.is_floating_point:
         diff = (a.double() - e.double()).abs().max().item()
         message += f" (largest absolute difference {diff:.3g})"
