@@ -157,6 +157,12 @@ def _inside(label: str, value: object) -> object:
     return None
 
 
+def _insides(label: str, obj: object) -> dict[str, tuple]:
+    """What can change inside each attribute of ``obj`` (:func:`_inside`), for those that have an inside."""
+    found = {key: _inside(label, value) for key, value in vars(obj).items() if not key.startswith("__")}
+    return {key: inside for key, inside in found.items() if inside is not None}
+
+
 def _same(before: object, after: object) -> bool:
     return before is None or (len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True)))
 
@@ -198,10 +204,10 @@ def _changed(watched: Mapping, kept: Mapping, inside: Mapping, moving: frozenset
     changed += [
         f"{label}.{key}"
         for label, obj in watched.items()
-        for key, value in vars(obj).items()
+        for key, before in inside[label].items()  # (only what has an inside: functions, course_lib's and copy's tables)
         if key not in moving
-        and kept[label].get(key) is value
-        and not _same(inside[label].get(key), _inside(label, value))
+        and kept[label].get(key) is vars(obj).get(key, moving)
+        and not _same(before, _inside(label, vars(obj)[key]))
     ]
     return changed
 
@@ -218,10 +224,7 @@ def snapshot(imports: Mapping[str, str] | None = None, namespace: Mapping | None
     main = namespace is getattr(sys.modules.get("__main__"), "__dict__", None)
     watched = _watched()
     kept = {label: dict(vars(obj)) for label, obj in watched.items()}
-    inside = {
-        label: {key: _inside(label, value) for key, value in vars(obj).items() if not key.startswith("__")}
-        for label, obj in watched.items()
-    }
+    inside = {label: _insides(label, obj) for label, obj in watched.items()}
     bound = _checkers(namespace, imports or {})
     # bound now: what a cell could rebind later (a module's names, a builtin) is not looked up when verifying
     changes, answers_and_builtins, moving, fail, join = (
