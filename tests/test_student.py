@@ -8,6 +8,7 @@ notebook's release through nbgrader.
 import ast
 import os
 import re
+import sys
 import textwrap
 
 import nbformat
@@ -20,7 +21,7 @@ from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_vari
 from course_lib.classroom.stubs import solution_regions, stub_source
 from course_lib.classroom.student import WRITTEN_STUB, student_notebook
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
-from tools import nbval_env
+from tools import nbval_env, warm_kernel
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 IDS = [nb.name for nb in NOTEBOOKS]
@@ -419,16 +420,57 @@ EXECUTED = notebooks_to_execute()
 ONE_THREAD = {name: value for name, value in nbval_env.SET.items() if name.endswith("_NUM_THREADS")}
 
 
+@pytest.fixture(scope="module")
+def kernel_server():
+    """tools.warm_kernel's server, started with the kernels' environment (one BLAS thread), or None where it does not
+    fork: each notebook's kernel is still a process of its own in which nothing has run, forked from the server as
+    nbval's are (tests/test_warm_kernel.py: it sees what a cold one sees), and the imports under the kernel, torch's
+    among them, are paid once for the notebooks executed here instead of once each."""
+    if sys.platform != "linux" or os.environ.get(warm_kernel.SWITCH_ENV) == "0":
+        yield None
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(warm_kernel, "_server", None)
+        for name, value in ONE_THREAD.items():
+            patch.setenv(name, value)
+        path = warm_kernel._start_server()
+        process = warm_kernel._server[0]
+    yield path
+    process.stdin.close()  # the server's signal to stop
+    process.wait(timeout=60)
+    process.stdout.close()
+    os.unlink(path)
+    os.rmdir(os.path.dirname(path))
+
+
+def warm_kernel_manager():
+    """nbclient's kernel manager, its ipykernel command line turned into tools.warm_kernel's launcher (which starts
+    the kernel cold, saying so, where the server cannot fork it)."""
+    from jupyter_client import AsyncKernelManager
+
+    class WarmKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            command = super().format_kernel_cmd(extra_arguments)
+            if command[:3] == [sys.executable, "-m", "ipykernel_launcher"]:
+                command = [sys.executable, os.path.abspath(warm_kernel.__file__), "launch", *command[3:]]
+            return command
+
+    return WarmKernelManager
+
+
 @pytest.mark.parametrize("nb_path", EXECUTED, ids=[nb.name for nb in EXECUTED])
-def test_student_version_runs_and_every_check_fails_with_not_implemented_error(nb_path, tmp_path):
+def test_student_version_runs_and_every_check_fails_with_not_implemented_error(nb_path, tmp_path, kernel_server):
     from nbclient import NotebookClient
 
     new, exercises = student_notebook(nbformat.read(nb_path, as_version=4))
-    client = NotebookClient(new, timeout=600, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(tmp_path)}})  # fmt: skip
     # One BLAS/OpenMP thread, as in strict nbval: the notebook's tensors are small, and threads that spin while waiting
     # for a core (two pytest workers on two cores) cost 01 here 80 s of CPU instead of 11.
-    client.execute(env={**os.environ, **ONE_THREAD})
+    env, warm = {**os.environ, **ONE_THREAD}, {}
+    if kernel_server:
+        env[warm_kernel.SOCKET_ENV], warm["kernel_manager_class"] = kernel_server, warm_kernel_manager()
+    client = NotebookClient(new, timeout=600, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path)}}, **warm)  # fmt: skip
+    client.execute(env=env)
     checks = {e.check_cell: e for e in exercises}
     solutions = {e.solution_cell for e in exercises}
     for i, cell in enumerate(new.cells):
