@@ -370,10 +370,37 @@ def decoder_mask(tgt, pad):
 """,
 }
 
-# Answers that get a course class to do a notebook's exercise, run against the notebook's own check cell
+# Answers that get a course class or PyTorch to do a notebook's exercise, run against the notebook's own check cell
 # (tests/heldout/test_heldout.py): notebook 14's decoder_mask read off the weights of a cl.Translator, as the check's
-# reference does. The check must refuse each (ShortcutError, a library shortcut), and the class report flag it.
+# reference does; a fourth lecturer's two (issue 44, /tmp/lect4/cheats), which scored full marks unflagged until the
+# checks named them: 05's causal mask from PyTorch's nn.Transformer helper (the exercise says: from torch.arange
+# comparisons) and 03's parameters counted on nn.Conv1d layers (the exercise says: work out the formula). The check
+# must refuse each (ShortcutError, a library shortcut), and the class report flag it.
 NOTEBOOK_SHORTCUTS = {
+    "05 Exercise 3: PyTorch's causal mask, nn.Transformer.generate_square_subsequent_mask": """
+def causal_padding_mask(lengths, n):
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(n) == 0      # PyTorch's causal mask, not cl's
+    return causal[None] & (torch.arange(n)[None, None, :] < lengths[:, None, None])
+""",
+    "05 Exercise 3: PyTorch's causal mask, the function nn.Transformer's helper calls": """
+from torch.nn.modules.transformer import _generate_square_subsequent_mask as square
+def causal_padding_mask(lengths, n):
+    return (square(n) == 0)[None] & (torch.arange(n)[None, None, :] < lengths[:, None, None])
+""",
+    "03 Exercise 4: parameters counted on nn.Conv1d layers": """
+def qkv_parameter_count(d_model, d_k, d_v, bias=False):
+    conv = torch.nn.Conv1d                        # not nn.Linear: count the parameters of 1x1 convolutions
+    return sum(p.numel() for w in (d_k, d_k, d_v) for p in conv(d_model, w, 1, bias=bias).parameters())
+""",
+    "03 Exercise 4: parameters counted on a layer of the answer's own": """
+class _Projections(torch.nn.Module):
+    def __init__(self, d_model, widths, bias):
+        super().__init__()
+        self.weights = torch.nn.ParameterList(torch.nn.Parameter(torch.empty(w, d_model)) for w in widths)
+        self.biases = torch.nn.ParameterList(torch.nn.Parameter(torch.empty(w)) for w in widths if bias)
+def qkv_parameter_count(d_model, d_k, d_v, bias=False):
+    return sum(p.numel() for p in _Projections(d_model, (d_k, d_k, d_v), bias).parameters())
+""",
     "14 Exercise 1: decoder_mask read off a cl.Translator's weights, as the check's reference": """
 def decoder_mask(tgt, pad):
     model = cl.Translator(2, 20, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, pad_index=pad)

@@ -23,7 +23,7 @@ from torch import nn
 import course_lib as cl
 from course_lib.classroom.autograde import _flags
 from course_lib.classroom.checks import check_function, explain_difference
-from course_lib.classroom.exercises import blocked
+from course_lib.classroom.exercises import ShortcutError, blocked
 from course_lib.classroom.guard import bound_names, findings, tampering
 from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.snapshot import snapshot
@@ -206,9 +206,10 @@ def _flagged(tmp_path, solution: str, error: str) -> list[tuple[str, str]]:
     test.metadata["nbgrader"] = {"solution": False, "grade": True, "locked": True, "grade_id": "test", "points": 1}
     test.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=error, traceback=[])]
     nb.cells = [answer, test]
-    folder = tmp_path / "autograded" / "student" / "a"
-    folder.mkdir(parents=True)
-    nbformat.write(nb, folder / "nn.ipynb")
+    for where in ("submitted", "autograded"):  # handed in, then graded: the notebook is not a file the answer wrote
+        folder = tmp_path / where / "student" / "a"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "nn.ipynb")
     return _flags(tmp_path, "a", "student")
 
 
@@ -224,29 +225,62 @@ def test_a_twin_shortcut_scores_zero_in_the_real_check_and_is_flagged(name, tmp_
     assert _flagged(tmp_path, SHORTCUT_ATTACKS[name], str(err.value)) == [("test", "a library shortcut was refused")]
 
 
+def _decoder_mask_is_right(ns, g):
+    args = ns["mask_inputs"](g)
+    return explain_difference(ns["decoder_mask"](*args), ns["translator_mask"](*args)) is None
+
+
+def _causal_padding_mask_is_right(ns, g):
+    lengths, n = ns["lengths_inputs"](g)
+    return (
+        explain_difference(ns["causal_padding_mask"](lengths, n), cl.causal_mask(n) & cl.padding_mask(lengths, n))
+        is None
+    )
+
+
+def _parameter_count_is_right(ns, g):
+    return all(
+        ns["qkv_parameter_count"](*s, bias=b) == ns["parameters_of_layer"](*s, b)
+        for s in ns["sizes"]
+        for b in (False, True)
+    )
+
+
+# notebook -> (what its check's refusal names, whether the shortcut's answer is right: f(namespace, generator))
+_NOTEBOOK_SHORTCUT_CHECKS = {
+    "14": (r"raised ShortcutError: course_lib\.(\S+ \(the work of course_lib\.)?Translator", _decoder_mask_is_right),
+    "05": (
+        r"raised ShortcutError: torch\.nn\.(modules\.transformer\._|Transformer\.)generate_square_subsequent_mask",
+        _causal_padding_mask_is_right,
+    ),
+    # raised as it is: the check cell calls the answer itself, not through check_function
+    "03": (r"torch\.nn\.Module is not available in this check", _parameter_count_is_right),
+}
+
+
 @pytest.mark.parametrize("name", sorted(NOTEBOOK_SHORTCUTS))
 def test_a_notebook_shortcut_is_right_yet_refused_by_its_check_and_flagged(name, tmp_path):
-    check = _check_cells_14()[name.split(":")[0].removeprefix("14 ")]
+    number, label = name.split(":")[0].split(" ", 1)
+    refused, is_right = _NOTEBOOK_SHORTCUT_CHECKS[number]
     namespace = {"torch": torch, "cl": cl, "__name__": "__main__"}  # a notebook's cells share one namespace
     exec(compile(NOTEBOOK_SHORTCUTS[name], "<answer cell>", "exec"), namespace)
-    refused = r"raised ShortcutError: course_lib\.(\S+ \(the work of course_lib\.)?Translator"
-    with pytest.raises(AssertionError, match=refused) as err:
-        exec(compile(check, "<check cell>", "exec"), namespace)
-    args = namespace["mask_inputs"](torch.Generator().manual_seed(3))  # (bound before the check refused it)
-    assert explain_difference(namespace["decoder_mask"](*args), namespace["translator_mask"](*args)) is None
-    assert _flagged(tmp_path, NOTEBOOK_SHORTCUTS[name], str(err.value)) == [("test", "a library shortcut was refused")]
+    with pytest.raises((AssertionError, ShortcutError), match=refused) as err:
+        exec(compile(_check_cells(number)[label], "<check cell>", "exec"), namespace)
+    assert is_right(namespace, torch.Generator().manual_seed(3))  # (what it reads was bound before the refusal)
+    shown = f"{err.type.__name__}: {err.value}" if err.type is not AssertionError else str(err.value)
+    assert _flagged(tmp_path, NOTEBOOK_SHORTCUTS[name], shown) == [("test", "a library shortcut was refused")]
 
 
 @cache
-def _check_cells_14() -> dict[str, str]:
-    """Notebook 14's check cells by exercise label, hidden tests included."""
-    nb = _notebook("14")
+def _check_cells(number: str) -> dict[str, str]:
+    """A notebook's check cells by exercise label, hidden tests included."""
+    nb = _notebook(number)
     return {ex.label: nb.cells[ex.check_cell].source for ex in find_exercises(nb)}
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE_ATTACKS))
 def test_an_answer_calling_what_the_check_decides_with_is_refused_and_flagged(name):
-    check = _check_cells_14()[name.split(":")[0].removeprefix("14 ")]
+    check = _check_cells("14")[name.split(":")[0].removeprefix("14 ")]
     assert tampering(REFERENCE_ATTACKS[name], PROTECTED, MODULES, check_names(check)), "the guard's reading"
     namespace = {"torch": torch, "cl": cl, "__name__": "__main__"}  # a notebook's cells share one namespace
     exec(compile(REFERENCE_ATTACKS[name], "<answer cell>", "exec"), namespace)
