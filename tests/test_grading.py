@@ -443,6 +443,25 @@ def test_the_third_lecturers_cheats_on_12_score_zero_and_are_flagged(tmp_path):
 
 
 @needs_grading
+def test_a_redteams_cheats_on_12_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's REDTEAM_12_ATTACKS (a forked child serving the reference, a disguised dispatch mode, a
+    finaliser filling the answer late, copy's table rewired, ctypes on TensorBase) handed in after the reference
+    solution of exercise 2, graded by nbgrader with the guard, as its own student: exercise 1 keeps its points,
+    exercise 2's test cells and every later one score zero, refused ("Not graded": the reading flags each answer
+    cell), and the class report flags each."""
+    from tests.heldout.attacks_redteam import REDTEAM_12_ATTACKS
+
+    root, assignment, nb_path, source, release = released(tmp_path, "12")
+    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
+    cheats = {}
+    for number, (name, attack) in enumerate(sorted(REDTEAM_12_ATTACKS.items())):
+        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
+        cheats[student] = (attacked, True)
+        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+
+
+@needs_grading
 def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagged(tmp_path):
     """The lecturer's answer to exercise 3 that feeds the last token where the context has room (tests/heldout's
     P2_SHAPES_12_EXERCISE_3, which exercise 3's check passed until it recorded the calls in a case with room), handed
