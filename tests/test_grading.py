@@ -466,8 +466,9 @@ def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagge
     """The lecturer's answer to exercise 3 that feeds the last token where the context has room (tests/heldout's
     P2_SHAPES_12_EXERCISE_3, which exercise 3's check passed until it recorded the calls in a case with room), handed
     in with the reference solution of every other exercise, graded by nbgrader with the guard: exercise 3's visible
-    check scores zero, failing on what was fed (graded, not refused); its hidden tests, which compare the tokens
-    only, and every other exercise keep their points; the class report flags nothing (a wrong answer, not a cheat)."""
+    check scores zero, failing on what was fed (graded, not refused); so do its hidden tests, which record the calls
+    on another prompt with room (P = 3, N = 5; they compared the tokens only until issue 44); every other exercise
+    keeps its points; the class report flags nothing (a wrong answer, not a cheat)."""
     from tests.heldout.attacks_third_lecturer import P2_SHAPES_12_EXERCISE_3
 
     root, assignment, nb_path, source, release = released(tmp_path, "12")
@@ -487,9 +488,10 @@ def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagge
     for ex in find_exercises(source):
         for cell in graded_cells(source, ex):
             grade_id, errors = source.cells[cell].metadata["nbgrader"]["grade_id"], str(cell_errors(out.cells[cell]))
-            if ex.label == "Exercise 3" and cell == ex.check_cell:
+            if ex.label == "Exercise 3":  # the visible check, and the hidden tests on another prompt
+                fed = "feeding [2, 1, 1, 1] tokens" if cell == ex.check_cell else "P = 3 tokens and N = 5 new ones"
                 assert scores[grade_id] == 0, (grade_id, scores[grade_id])
-                assert "feeding [2, 1, 1, 1] tokens" in errors and "Not graded" not in errors, errors
+                assert fed in errors and "Not graded" not in errors, errors
             else:
                 assert scores[grade_id] == source.cells[cell].metadata["nbgrader"]["points"], (grade_id, errors)
     assert not flags, flags
