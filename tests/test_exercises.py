@@ -354,9 +354,13 @@ def test_torchs_own_tensor_subclasses_are_made_inside_a_check():
 
 
 def test_a_torch_mode_on_before_the_check_may_use_numpy():
+    """The machine's own mode (marked course_profile, as tools/rounding_startup.py's is; outside a graded kernel) may
+    use NumPy inside a check; an unmarked one is a cell's and is not trusted (course_lib.classroom.integrity)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class ThroughNumPy(TorchDispatchMode):  # like tools/portability.py's rounding profiles
+        course_profile = True
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             if isinstance(out, torch.Tensor) and out.dtype == torch.float32:
@@ -369,3 +373,10 @@ def test_a_torch_mode_on_before_the_check_may_use_numpy():
         with refusing(cl.SOFTMAX_FUNCTIONS):  # the answer itself may not
             _X.numpy()
     assert e.shape == _X.shape
+
+    class CellsMode(ThroughNumPy):  # the same rules, unmarked: a cell's mode
+        course_profile = False
+
+    with CellsMode(), pytest.raises(ShortcutError, match="NumPy"):
+        with blocked(cl.SOFTMAX_FUNCTIONS):
+            (_X - _X.amax(-1, keepdim=True)).exp()
