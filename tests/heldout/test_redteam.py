@@ -17,7 +17,7 @@ import pytest
 
 from .attacks_redteam import BEFORE, REDTEAM_12_ATTACKS, WRONG_AT_RUN_TIME
 from .test_heldout import _flagged
-from .test_third_lecturer import SETUP, _check_cell_12
+from .test_third_lecturer import SETUP, _check_cell_12, _student, course_lib_at
 
 ROOT = Path(__file__).resolve().parents[2]
 # A notebook run as nbgrader runs it: every cell, in order, in __main__'s namespace; prints the reading's findings
@@ -64,16 +64,7 @@ def _run(answer: str, tmp_path: Path, course: Path = ROOT) -> tuple[list, dict[i
 @pytest.fixture(scope="module")
 def before(tmp_path_factory) -> Path:
     """The course_lib of attacks_redteam.BEFORE, in a folder of its own."""
-    folder = tmp_path_factory.mktemp("before")
-    archive = subprocess.run(["git", "archive", BEFORE, "course_lib"], cwd=ROOT, capture_output=True)
-    if archive.returncode != 0:
-        pytest.skip(f"git archive {BEFORE} failed: {archive.stderr[-300:]!r}")
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
-
-
-def _student(name: str) -> str:
-    return name.split(":")[0]
+    return course_lib_at(BEFORE, tmp_path_factory)
 
 
 @pytest.mark.parametrize("name", sorted(REDTEAM_12_ATTACKS), ids=_student)

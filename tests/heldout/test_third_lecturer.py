@@ -142,15 +142,20 @@ def _run(answer: str, tmp_path: Path, course: Path = ROOT) -> tuple[int | None, 
     return tuple(json.loads(stdout.strip().splitlines()[-1]))
 
 
+def course_lib_at(commit: str, tmp_path_factory) -> Path:
+    """A folder holding the course_lib of ``commit`` (``git archive``), for running attacks against it."""
+    folder = tmp_path_factory.mktemp("before")
+    archive = subprocess.run(["git", "archive", commit, "course_lib"], cwd=ROOT, capture_output=True)
+    if archive.returncode != 0:
+        pytest.skip(f"git archive {commit} failed: {archive.stderr[-300:]!r}")
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def before(tmp_path_factory) -> Path:
     """The course_lib of attacks_third_lecturer.BEFORE, in a folder of its own."""
-    folder = tmp_path_factory.mktemp("before")
-    archive = subprocess.run(["git", "archive", BEFORE, "course_lib"], cwd=ROOT, capture_output=True)
-    if archive.returncode != 0:
-        pytest.skip(f"git archive {BEFORE} failed: {archive.stderr[-300:]!r}")
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
+    return course_lib_at(BEFORE, tmp_path_factory)
 
 
 def _student(name: str) -> str:
