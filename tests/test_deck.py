@@ -137,6 +137,25 @@ def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program(
     assert slide_code.formatted("x = 1  # fmt: skip") == "x = 1  # fmt: skip", "narrow code is left alone"
 
 
+def test_a_line_wide_only_by_its_comment_stays_one_line_once_the_comment_is_cut():
+    """08's slide of the overflow demo showed ``big = (`` / ``1000 * s`` / ``)``: ruff broke the line for its comment,
+    then the comment was cut. Cuts are made on the code as written, formatted after."""
+    comment = "  # scores in the thousands: e^2000 does not fit in float64 (the largest is about e^709)"
+    source = "\n".join([f"big = 1000 * s{comment}", *(f"value_{k} = compute(big, k)  # step {k}" for k in range(8))])
+    c = cell("code", source, "fragment")
+    c.outputs = [nbformat.v4.new_output("stream", text="".join(f"line {k} of the output\n" for k in range(6)))]
+    code = shaped(cell("markdown", "## Code", "slide"), c)[1].source
+    assert "#" not in code, code
+    assert code.splitlines()[0] == "big = 1000 * s", code
+
+
+def test_a_block_holding_only_a_check_keeps_it_so_the_slide_shows_a_program():
+    source = "with torch.no_grad():\n    torch.testing.assert_close(a, b)\nassert a.shape == (2, 3)\nprint(a)"
+    out = deck.without_checks(source)
+    assert out == "with torch.no_grad():\n    torch.testing.assert_close(a, b)\nprint(a)"
+    ast.parse(out)
+
+
 def test_wide_output_is_narrowed_without_cutting_a_word():
     header = f"{'implementation':<22}" + "".join(f"{n:>20}" for n in ("alpha", "beta_check", "gamma", "delta_x", "eps"))
     rows = [f"{name:<22}" + "".join(f"{mark:>20}" for mark in "x.x.x") for name in ("correct", "no scale", "other")]

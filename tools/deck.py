@@ -66,12 +66,18 @@ def without_checks(source: str) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         return source
-    drop = set()
-    for node in ast.walk(tree):
+
+    def is_check(node) -> bool:
         call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
         name = getattr(call.func, "attr", getattr(call.func, "id", "")) if call else ""
-        if isinstance(node, ast.Assert) or name.startswith("assert"):
-            drop.update(range(node.lineno, node.end_lineno + 1))
+        return isinstance(node, ast.Assert) or name.startswith("assert")
+
+    drop = set()
+    for node in ast.walk(tree):  # every block keeps a statement: a `with` holding only a check keeps it
+        for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+            if isinstance(body, list) and not all(is_check(statement) for statement in body):
+                for statement in filter(is_check, body):
+                    drop.update(range(statement.lineno, statement.end_lineno + 1))
     lines = [line for i, line in enumerate(source.splitlines(), 1) if i not in drop]
     return "\n".join(lines).strip("\n") if any(line.strip() for line in lines) else source
 
@@ -110,13 +116,18 @@ def short_code_cell(cell) -> str | None:
     def long(code: str) -> bool:
         return code_words(code) + out_words > CODE_WORDS or len(code.splitlines()) + out_lines > MAX_LINES
 
-    code = slide_code.formatted(source)
+    # Each cut is made on the code as written and formatted again after it: a line that was wide only by its
+    # comment fits once the comment is out, and stays one line (not the brackets ruff broke it into with the comment).
+    bare = source
+    code = slide_code.formatted(bare)
     if long(code):
-        code = slide_code.without_comments(code)
+        bare = slide_code.without_comments(bare)
+        code = slide_code.formatted(bare)
     if long(code):
-        code = slide_code.without_docstrings(code)
+        bare = slide_code.without_docstrings(bare)
+        code = slide_code.formatted(bare)
     if long(code) and (code_words(code) > SLIDE_WORDS // 2 or len(code.splitlines()) > MAX_LINES):
-        code = without_checks(code)
+        code = slide_code.formatted(without_checks(bare))
     cell["source"] = code
     return None if code == source else source
 
