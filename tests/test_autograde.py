@@ -1,9 +1,14 @@
 """course_lib.classroom.autograde: the class report (the parallel grading itself runs in tests/test_grading.py)."""
 
 import nbformat
+import numpy as np
 import pytest
+import torch
 
-from course_lib.classroom.autograde import ExerciseSummary, _flags, autograde_class, format_report
+import course_lib as cl
+import course_lib.classroom.autograde as autograde
+from course_lib.classroom.autograde import USED_NUMPY, ExerciseSummary, _flags, autograde_class, format_report
+from course_lib.classroom.checks import check_function
 
 
 def test_counts_split_full_partial_and_zero_marks():
@@ -99,3 +104,52 @@ def test_autograde_class_needs_a_course_folder(tmp_path):
         autograde_class(tmp_path, "a04", progress=False)
     with pytest.raises(ValueError, match="jobs must be >= 1, got 0"):
         autograde_class(tmp_path, "a04", jobs=0, progress=False)
+
+
+def _numpy_refusal() -> str:
+    """What a check prints for an honest answer computed in NumPy (course_lib.classroom.reach's message, as raised)."""
+
+    def my_softmax(s):
+        e = np.exp(s.numpy())
+        return torch.from_numpy(e / e.sum(-1, keepdims=True))
+
+    def scores(g):
+        return (torch.randn(2, 3, generator=g),)
+
+    with pytest.raises(AssertionError) as err:
+        check_function(my_softmax, lambda s: s.softmax(-1), scores, trials=1, without=cl.SOFTMAX_FUNCTIONS)
+    return str(err.value)
+
+
+def test_an_honest_numpy_refusal_is_listed_apart_from_shortcuts(tmp_path):
+    """Issue 44: a student who honestly used NumPy in an exercise about tensor operations scores zero for that test,
+    as for any refusal, but the report says so in its own words (see notebook 00), not as a shortcut, and does not
+    count it among the flagged submissions."""
+    refused = _numpy_refusal()
+    assert "ShortcutError: NumPy is not available in this check" in refused  # (the message, tests/test_numpy_rule.py)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _graded_cell("e1", "AssertionError", refused),  # check_function's feedback
+        _graded_cell("e2", "ShortcutError", refused.split("ShortcutError: ", 1)[1]),  # a cell's own cl.blocked
+        _graded_cell("e3", "AssertionError", "my_softmax raised ShortcutError: aten::_softmax is not available"),
+    ]
+    _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a04", nb, "04.ipynb")
+    found = _flags(tmp_path, "a04", "ann")
+    assert found == [("e1", USED_NUMPY), ("e2", USED_NUMPY), ("e3", "a library shortcut was refused")]
+    summaries = [ExerciseSummary(g, 1.0, {"ann": 0.0, "bob": 0.0, "cy": 1.0}) for g in ("e1", "e2", "e3")]
+    text = format_report("a04", summaries, {"ann": found[:2], "bob": found})
+    assert "## Flagged submissions: 1\n\n- bob: e3 (a library shortcut was refused)\n" in text
+    assert "## Refused NumPy, not flagged: 2" in text and "- ann: e1, e2\n- bob: e1, e2\n" in text
+    assert "| e1 | 1 | 1 | 0 | 2 | 0 | 0.33 |" in text  # zero for that test all the same
+
+
+def test_the_csv_counts_numpy_refusals_apart(tmp_path, monkeypatch):
+    summaries = [
+        ExerciseSummary("e1", 1.0, {"ann": 0.0, "bob": 0.0}),
+        ExerciseSummary("e2", 1.0, {"ann": 1.0, "bob": 0.0}),
+    ]
+    flags = {"ann": [("e1", USED_NUMPY)], "bob": [("e1", USED_NUMPY), ("e2", "a library shortcut was refused")]}
+    monkeypatch.setattr(autograde, "class_report", lambda root, assignment: (summaries, flags))
+    autograde.write_report(tmp_path, "a04")
+    rows = (tmp_path / "reports" / "a04.csv").read_text().splitlines()
+    assert rows == ["student,e1,e2,total so far,flagged,refused NumPy", "ann,0.0,1.0,1.0,0,1", "bob,0.0,0.0,0.0,1,1"]

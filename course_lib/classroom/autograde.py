@@ -17,7 +17,10 @@ flagged submissions, read from the autograded notebooks: a test cell that says "
 changed checker, :mod:`course_lib.classroom.guard`), that refused a library shortcut (``ShortcutError``) or a call of
 the check's own reference or helpers; and every cell the student wrote in which the guard's reading finds tampering,
 read again here, so that no submission that tampers is listed as clean; and every file the submission wrote into
-its graded folder while it ran.
+its graded folder while it ran. A test cell that refused NumPy (a tensor handed to NumPy where the exercise asks for
+tensor operations only, as notebook 00 says) scores zero like any refusal, but is listed apart, under its own label
+(:data:`USED_NUMPY`): an honest answer's slip, not a shortcut. (Where an answer also reached a shortcut, the check
+reports the shortcut: :class:`course_lib.classroom.reach.Reaches`.)
 """
 
 from __future__ import annotations
@@ -37,9 +40,13 @@ import nbformat
 
 from ..validate import integer
 
-__all__ = ["ExerciseSummary", "Graded", "autograde_class", "class_report", "format_report", "main", "write_report"]
+__all__ = ["USED_NUMPY", "ExerciseSummary", "Graded", "autograde_class", "class_report", "format_report", "main",
+           "write_report"]  # fmt: skip
 
 BUSY_TIMEOUT_S = 120
+# The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
+USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
+_NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
 
 
 @dataclass
@@ -137,6 +144,8 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
                     found.append((grade_id, "not graded: a checker was changed"))
                 elif "ShortcutError" in text and ("(the check's" in text or "(a function of the check)" in text):
                     found.append((grade_id, "the check's own reference or helper was called"))
+                elif _NUMPY_REFUSAL in text:
+                    found.append((grade_id, USED_NUMPY))
                 elif "ShortcutError" in text:
                     found.append((grade_id, "a library shortcut was refused"))
         for i, problems in findings(nb):
@@ -192,8 +201,18 @@ def format_report(assignment: str, summaries: list[ExerciseSummary], flags: dict
         marked = [v for v in s.scores.values() if v is not None]
         mean = f"{sum(marked) / len(marked):.2f}" if marked else "-"
         lines.append(f"| {s.grade_id} | {s.max_score:g} | {full} | {partial} | {zero} | {s.to_mark()} | {mean} |")
-    lines += ["", f"## Flagged submissions: {len(flags)}", ""]
-    lines += [f"- {student}: " + "; ".join(f"{g} ({why})" for g, why in found) for student, found in flags.items()]
+    flagged = {s: [f for f in found if f[1] != USED_NUMPY] for s, found in flags.items()}
+    flagged = {s: found for s, found in flagged.items() if found}
+    lines += ["", f"## Flagged submissions: {len(flagged)}", ""]
+    lines += [f"- {student}: " + "; ".join(f"{g} ({why})" for g, why in found) for student, found in flagged.items()]
+    numpy = {s: [g for g, why in found if why == USED_NUMPY] for s, found in flags.items()}
+    numpy = {s: cells for s, cells in numpy.items() if cells}
+    if numpy:
+        lines += ["", f"## Refused NumPy, not flagged: {len(numpy)}", "",
+                  "A tensor handed to NumPy where the exercise asks for tensor operations only (notebook 00, section "
+                  "6, lists these exercises): zero for that test, as for any refusal, but an honest slip, not a "
+                  "shortcut.", ""]  # fmt: skip
+        lines += [f"- {student}: " + ", ".join(cells) for student, cells in numpy.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -207,11 +226,13 @@ def write_report(root: str | Path, assignment: str) -> str:
     students = sorted({s for summary in summaries for s in summary.scores})
     with open(root / "reports" / f"{assignment}.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", *(s.grade_id for s in summaries), "total so far", "flagged"])
+        writer.writerow(["student", *(s.grade_id for s in summaries), "total so far", "flagged", "refused NumPy"])
         for student in students:  # an empty field: a written answer not marked yet
             scores = [s.scores.get(student, 0.0) for s in summaries]
             total = sum(v for v in scores if v is not None)
-            writer.writerow([student, *("" if v is None else v for v in scores), total, len(flags.get(student, []))])
+            whys = [why for _, why in flags.get(student, [])]
+            numpy = whys.count(USED_NUMPY)
+            writer.writerow([student, *("" if v is None else v for v in scores), total, len(whys) - numpy, numpy])
     return text
 
 

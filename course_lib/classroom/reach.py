@@ -40,6 +40,13 @@ class ShortcutError(RuntimeError):
     """Raised when a checked function calls or reaches what an exercise's check made unavailable."""
 
 
+_NUMPY = "Tensor.numpy (NumPy)"  # an honest slip more often than a shortcut: the refusal says the rule and why
+NUMPY_REFUSED = ("NumPy is not available in this check: {who} handed a tensor to NumPy (Tensor.numpy, which "
+                 "np.asarray or np.exp of a tensor call too). This exercise asks for PyTorch tensor operations only: "
+                 "its check watches every PyTorch operation the answer runs, to refuse the library functions that "
+                 "would do its work, and cannot see what NumPy computes. Keep your values as tensors and use torch's "
+                 "functions (torch.exp, torch.where, .sum(dim=...), @) instead; notebook 00, section 6, lists the "
+                 "exercises with this rule")  # fmt: skip
 _SOFTMAX = ("softmax", "_softmax", "_safe_softmax", "special_softmax", "_softmax_backward_data", "_masked_softmax",
             "_masked_softmax_backward", "_sparse_softmax", "_sparse_softmax_backward_data")  # fmt: skip
 _LOG_SOFTMAX = ("log_softmax", "_log_softmax", "special_log_softmax", "_log_softmax_backward_data",
@@ -219,7 +226,9 @@ class Reaches:
         """Raise :class:`ShortcutError` for ``reached`` (the work of ``blocked_name``), and remember it."""
         what = reached if reached == blocked_name else f"{reached} (the work of {blocked_name})"
         message = f"{what} is not available in this check: the exercise asks {self.who} to do its work without it"
-        self.refused = self.refused or message
+        numpy = NUMPY_REFUSED.format(who=self.who)  # (notebook 00's list: tests/test_numpy_rule.py)
+        message = numpy if reached == _NUMPY else message
+        self.refused = message if self.refused in (None, numpy) else self.refused  # a shortcut outranks NumPy
         raise ShortcutError(message)
 
     def _calls(self, frame: Any, event: str, arg: Any) -> None:
@@ -236,11 +245,9 @@ class Reaches:
             name = getattr(arg, "__qualname__", None)
             if name not in _C_WATCHED:
                 return
-            dotted = {
-                "Tensor.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
-                "TensorBase.numpy": "Tensor.numpy (NumPy)" if self.kernels else None,
-                _ENGINE: "the autograd engine (any backward pass)" if self.autograd else None,
-            }.get(name)
+            dotted = _NUMPY if self.kernels and name in ("Tensor.numpy", "TensorBase.numpy") else None
+            if name == _ENGINE and self.autograd:
+                dotted = "the autograd engine (any backward pass)"
             if name in _THREADS and getattr(arg, "__module__", None) == "_thread":
                 dotted = "starting a thread"
             elif name in _SUBCLASSES and not (frame.f_globals.get("__name__") or "").startswith("torch"):
@@ -288,5 +295,5 @@ class Reaches:
                 setattr(torch._C, name, original)
             for door in reversed(self._doors):
                 door.__exit__(exc_type, *exc)
-        if exc_type is None and self.refused is not None:  # refused, and the answer caught the error: still refused
-            raise ShortcutError(self.refused)
+        if self.refused is not None and (exc_type is None or exc_type is ShortcutError and str(exc[0]) != self.refused):
+            raise ShortcutError(self.refused)  # refused and caught (still refused), or a shortcut caught before NumPy
