@@ -9,7 +9,9 @@
 - the tables ``copy`` and ``copyreg`` look a type up in (``copy._deepcopy_dispatch``, ``copyreg.dispatch_table``):
   an entry added there runs a cell's function whenever a check copies its inputs;
 - a string that names a tensor's or a mode's own rules (``"__torch_" + "dispatch__"``, handed to ``type(...)``),
-  written as it is or built from literals by ``+`` and ``*``.
+  written as it is or built from literals by ``+`` and ``*``;
+- NumPy's protocols for an array over any address (``__array_interface__``, ``__array_struct__``), as an attribute
+  or in such a string: raw memory without ctypes, which no event at run time shows (only this reading stands there).
 
 The run-time side behind it: :mod:`course_lib.classroom.watch` (a process, ctypes), :mod:`.integrity` (a mode),
 :mod:`.snapshot` (the tables, torch's classes).
@@ -31,6 +33,7 @@ _MODES = {"_python_dispatch", "overrides", "_mode_utils"}  # where torch keeps i
 _TABLES = {"_deepcopy_dispatch", "_copy_dispatch", "dispatch_table", "_extension_registry", "_inverted_registry",
            "_extension_cache", "_deepcopy_atomic", "_reconstruct"}  # fmt: skip
 _RULES = ("__torch_", "torch_function", "torch_dispatch")  # pieces of a tensor's or a mode's own rules
+_RAW = ("array_interface", "array_struct")  # NumPy's protocols for an array over any address: no event says so
 
 
 def _named(node: ast.AST) -> str | None:
@@ -53,6 +56,8 @@ def _rules_in_strings(tree: ast.AST) -> list[str]:
         text = _folded(node, {})
         if text is not None and any(piece in text for piece in _RULES):
             found.append(f"line {node.lineno}: a string naming a tensor's or a mode's own rules ({text[:40]!r})")
+        elif text is not None and any(piece in text for piece in _RAW):
+            found.append(f"line {node.lineno}: a string naming NumPy's array over raw memory ({text[:40]!r})")
     return found
 
 
@@ -71,4 +76,7 @@ def reached_through(tree: ast.AST) -> list[str]:
         elif name in _TABLES:
             found.append(f"line {node.lineno}: uses {name}, a table copy or pickle looks types up in: an entry there "
                          "runs when a check copies its inputs")  # fmt: skip
+        elif name is not None and any(piece in name for piece in _RAW):
+            found.append(f"line {node.lineno}: uses {name}, NumPy's array over any address (raw memory), which "
+                         "can rewrite what the checks see and which nothing at run time sees")  # fmt: skip
     return found + _rules_in_strings(tree)
