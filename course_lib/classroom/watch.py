@@ -31,6 +31,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from .unwatched import audit_fork_exec, beside_hook, copying_hook, threads_now
+
 __all__ = ["NOT_GRADED", "Refused", "call_answer", "modes_at_snapshot", "refuse_always", "verify_watched",
            "watch_cells"]  # fmt: skip
 
@@ -48,13 +50,15 @@ _HANDING_MODULES = ("torch._jit_internal", "torch._sources", "IPython.utils.fram
                     "pydantic._internal._typing_extra", "sympy.utilities.magic", "stack_data", "pure_eval")  # fmt: skip
 # Starting a process (where nothing is blocked: a child could serve the reference's answers) and ctypes's raw memory
 _PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.system", "subprocess.Popen",
+                             "_posixsubprocess.fork_exec",
                              "ctypes.addressof", "ctypes.call_function", "ctypes.cdata", "ctypes.cdata/buffer",
                              "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.PyObj_FromPtr",
                              "ctypes.string_at", "ctypes.wstring_at"})  # fmt: skip
-# Modules that start a process for their caller: who asked is the code that called them
+# Modules that start a process for their caller (and the wrapper that audits fork_exec): who asked is their caller
 _SPAWNING = ("os", "posixpath", "subprocess", "multiprocessing", "concurrent", "pty", "asyncio", "ctypes",
-             "torch.multiprocessing", "torch.utils.data")  # fmt: skip
+             "torch.multiprocessing", "torch.utils.data", "course_lib.classroom.unwatched")  # fmt: skip
 _SPAWNING_PARTS = tuple(f"{m}." for m in _SPAWNING)
+_COPY_EVENTS = frozenset({"import", "open", "__code__", "f_code"})  # a second copy of loaded code (classroom.unwatched)
 _OWN = "course_lib.classroom"
 _CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checks.py")
 _LIBRARIES = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
@@ -131,17 +135,22 @@ def _unsetting(event: str) -> bool:
     return event == "sys.setprofile" and bool(getattr(getattr(sys.getprofile(), "__self__", None), "refused", None))
 
 
-def _calling(refused: list[str]) -> Callable:
+def _calling(refused: list[str], beside: Callable[[], str | None]) -> Callable:
     """The function that calls a graded answer: it raises ``Refused`` after the call if the hook refused the answer
-    something (``refused``), even if the answer caught the refusal."""
+    something (``refused``), even if the answer caught the refusal, and before it if a thread a cell started runs
+    beside it (``beside``: it could do the answer's work unwatched). A check run inside the answer keeps its own
+    record above the outer one's, and leaves the outer one's as it was."""
     error = Refused  # bound now, as the hook's names are
 
     def call(fn: Callable, args: Sequence[object]) -> object:
-        refused.clear()
+        thread, mark = beside(), len(refused)
+        if thread:
+            raise error(f"ran beside {thread}, which a cell started: another thread is outside the check's watch")
         try:
             return fn(*args)
         finally:
-            why, refused[:] = refused[:1], []
+            why = refused[mark : mark + 1]
+            del refused[mark:]
             if why:  # refused, even if the answer caught it
                 raise error(f"asked for {why[0]} while it was checked: the check's own frames are not the answer's")
 
@@ -155,8 +164,9 @@ def _verifying(cells: list[tuple], spawned: list[str]) -> Callable[[], None]:
     def verified() -> None:
         if spawned:
             raise AssertionError(
-                f"{NOT_GRADED}: a cell asked for {spawned[0]}, refused in a graded notebook (another process, where "
-                "nothing is blocked, or raw memory through ctypes); restart the kernel and run the cells without it"
+                f"{NOT_GRADED}: a cell asked for {spawned[0]}, refused in a graded notebook (another process or "
+                "thread, where nothing is blocked, raw memory through ctypes, a second copy of the course's code); "
+                "restart the kernel and run the cells without it"
             )
         if cells:
             cells[0][1]()
@@ -167,22 +177,25 @@ def _verifying(cells: list[tuple], spawned: list[str]) -> Callable[[], None]:
 def _install() -> tuple[Callable, Callable]:
     """Add the one audit hook of this process; return its switches (closures: nothing a cell rebinds reaches them).
     An answer's call is known by the code of the function that makes it on the stack, not by a state it could reset."""
-    # what was refused; the hook running; (marker, verify), the snapshot's verification; refusing outside grading
-    # and what a cell was refused in a graded kernel outside a check (a process, ctypes): every check after it fails
+    # refused; the hook running; (marker, verify, modes, threads): the snapshot's; refusing outside grading; what a
+    # cell was refused in a graded kernel outside a check (a process, ctypes, a thread, a copy): every later check fails
     refused, busy, cells, strict, spawned = [], [False], [], [False], []
     getframe, frames, asker, is_answer, spawner = sys._getframe, sys._current_frames, _asker, _is_answer, _spawner
     unsetting, refusing, above, Error = _unsetting, _refusing, _above, Refused
-    events, attributes, processes = _FRAME_EVENTS, _FRAME_ATTRIBUTES, _PROCESS_EVENTS
+    events, attributes, processes, copies = _FRAME_EVENTS, _FRAME_ATTRIBUTES, _PROCESS_EVENTS, _COPY_EVENTS
+    copying, beside = copying_hook(cells, spawned, busy, is_answer, Error), beside_hook(cells, spawned, busy, is_answer)
 
-    call, verified = _calling(refused), _verifying(cells, spawned)
+    call, verified = _calling(refused, beside), _verifying(cells, spawned)
     code = call.__code__
 
     def hook(event: str, args: tuple) -> None:
         if event == "object.__getattr__":  # the most frequent (a profiler reading frame.f_code): first
+            if args[1] in copies:  # (reading the code of course_lib's functions: a copy to be)
+                return copying(event, args)
             if args[1] not in attributes or busy[0]:
                 return
-        elif event == "exec":
-            if cells and not busy[0] and cells[0][0] in getattr(args[0], "co_names", ()):
+        elif event == "exec":  # (copying: a module's code run, classroom.unwatched; returns None)
+            if not copying(event, args) and cells and not busy[0] and cells[0][0] in getattr(args[0], "co_names", ()):
                 busy[0] = True
                 try:
                     verified()
@@ -193,6 +206,8 @@ def _install() -> tuple[Callable, Callable]:
             if args[0] is call:
                 raise Error("the function that calls a graded answer cannot be changed")
             return
+        elif event in copies:
+            return copying(event, args)
         elif event in processes:
             if cells and not busy[0] and is_answer(spawner(getframe(1))):  # (a graded kernel's: not refuse_always)
                 spawned.append(event)
@@ -214,8 +229,8 @@ def _install() -> tuple[Callable, Callable]:
             busy[0] = False
 
     def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = ()) -> tuple:
-        if marker and not cells:  # the first snapshot of a kernel stays
-            cells.append((marker, verify, modes))
+        if marker and not cells:  # the first snapshot of a kernel stays, with the threads it had
+            cells.append((marker, verify, modes, threads_now()))
         strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
         return (verified if cells else None), (cells[0][2] if cells else None)
 
@@ -224,6 +239,7 @@ def _install() -> tuple[Callable, Callable]:
 
 
 _SWITCHES = _install()  # at import: before any cell of a notebook runs
+audit_fork_exec()
 
 
 def call_answer(fn: Callable, args: Sequence[object]) -> object:

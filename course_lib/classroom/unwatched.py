@@ -1,0 +1,195 @@
+"""What a graded kernel cannot watch, and so refuses: the audit hook's (:mod:`course_lib.classroom.watch`) tests.
+
+A check watches the answer it runs from the answer's own thread (the profiler and torch's modes are the thread's)
+and knows the functions it blocks by identity, by code and by module and name. Three routes run outside that watch,
+and in a graded kernel a cell that takes one is refused, "Not graded" for good:
+
+- **another thread**, started by a cell (or by a library for it, an executor), alive while an answer is checked:
+  whatever it calls, the check cannot see. A thread the kernel had before the snapshot, and one that a library
+  starts for itself (tqdm's monitor, the kernel's own), with no student's code on its stack, are not refused;
+- **a process started through ``_posixsubprocess.fork_exec``** (``multiprocessing``'s spawn and forkserver
+  contexts), which raises no audit event of its own: :func:`audit_fork_exec` makes it raise one, and keeps the real
+  function nowhere a cell could find it (each call loads it afresh);
+- **a second copy of a loaded module**: an extension module loaded again from its file (a fresh
+  ``_posixsubprocess``, its ``fork_exec`` unwatched), the source or bytecode of a loaded module of course_lib read by
+  a cell (to run a changed copy), or the code object of course_lib's functions or frames taken by a cell (to make a
+  function of another name from it: ``code.replace``).
+
+Not refused, because nothing can see it: NumPy's raw memory (an array over any address, ``__array_interface__``
+with an ``id``, writes any object and raises no event); the reading of the cells is what stands there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from _thread import get_ident
+from collections.abc import Callable
+
+__all__ = ["COURSE", "audit_fork_exec", "beside_hook", "copying_hook", "course_code", "foreign_threads",
+           "loaded_course_file", "threads_now", "who_decides"]  # fmt: skip
+
+COURSE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # course_lib's folder
+# Import machinery and the modules that read a file for their caller: who asked is the code that called them
+_MACHINERY = ("importlib", "_frozen_importlib", "zipimport", "runpy", "pkgutil")
+# Libraries whose threads are their own (a progress bar's monitor, the kernel's), unless a student's code runs there
+_OWN_THREADS = ("tqdm", "ipykernel", "IPython", "zmq", "jupyter_client", "tornado", "traitlets", "debugpy")
+
+
+def loaded_course_file(path: object, executed: set[str]) -> bool:
+    """Whether ``path`` is the source or cached bytecode of a module of course_lib whose code has run (``executed``:
+    their source files): not while its first import reads it."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str) or not os.path.abspath(path).startswith(COURSE):
+        return False
+    folder, name = os.path.split(os.path.abspath(path))
+    if os.path.basename(folder) == "__pycache__":  # name.cpython-311.pyc: the bytecode of name.py
+        folder, name = os.path.dirname(folder), name.split(".")[0] + ".py"
+    return os.path.join(folder, name) in executed
+
+
+def course_code(obj: object) -> bool:
+    """Whether ``obj``, a function or a frame, holds code of course_lib's."""
+    code = getattr(obj, "f_code", None) or getattr(obj, "__code__", None)
+    return str(getattr(code, "co_filename", "")).startswith(COURSE)  # (a module's code has its absolute path)
+
+
+def who_decides(frame: object, is_answer: Callable[[object], bool]) -> bool:
+    """Whether the code on whose behalf ``frame`` runs is a student's: up the stack, past libraries and the import
+    machinery, the first frame that is course_lib's (no) or a student's (yes)."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if name == "course_lib" or name.startswith("course_lib."):
+            return False
+        machinery = name.startswith(_MACHINERY) or frame.f_code.co_filename.startswith("<frozen")
+        if not machinery and is_answer(frame):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _bottom(frame: object) -> object:
+    while frame.f_back is not None:
+        frame = frame.f_back
+    return frame
+
+
+def threads_now() -> dict[int, object]:
+    """Each thread's identity -> the first frame of its stack (the same object while the thread lives)."""
+    return {ident: _bottom(frame) for ident, frame in sys._current_frames().items()}
+
+
+def _stack(frame: object) -> list[object]:
+    """A thread's frames, from the one running now down to the first."""
+    found = []
+    while frame is not None:
+        found.append(frame)
+        frame = frame.f_back
+    return found
+
+
+def _entry(stack: list[object]) -> str:
+    """Where a thread's work comes from: the first function of its stack past ``threading``'s own, "module.name"."""
+    for frame in reversed(stack):
+        module = frame.f_globals.get("__name__") or ""
+        if module != "threading":
+            return f"{module}.{frame.f_code.co_name}"
+    return "threading"
+
+
+def foreign_threads(alive: dict[int, object], is_answer: Callable[[object], bool]) -> list[str]:
+    """The threads running now, other than the caller's, that ``alive`` (:func:`threads_now` at the snapshot) did not
+    have and that are not a library's own (see the module): "a thread running module.function", one each."""
+    found, me = [], get_ident()
+    for ident, frame in sys._current_frames().items():
+        stack = _stack(frame)
+        if ident == me or alive.get(ident) is stack[-1]:
+            continue
+        entry = _entry(stack)
+        if entry.split(".")[0] in _OWN_THREADS and not any(is_answer(f) for f in stack):
+            continue
+        found.append(f"a thread running {entry}")
+    return found
+
+
+def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_answer: Callable[[object], bool],
+                 Error: type) -> Callable[[str, tuple], None]:  # fmt: skip
+    """The audit hook's part (:mod:`course_lib.classroom.watch`) for a second copy of loaded code, in a graded kernel
+    (``cells``, the snapshot's): an extension module's file loaded again (event ``import``), a loaded course_lib
+    module's file opened (``open``; loaded: its code ran, event ``exec``), course_lib's code objects taken
+    (``object.__getattr__`` of ``__code__`` or ``f_code``), each on a student's behalf: raises ``Error``, and
+    ``spawned`` says "Not graded" for good. ``busy`` is the hook's flag: the events this part causes return at once."""
+    getframe, decides = sys._getframe, who_decides
+    executed = {os.path.abspath(m.__file__) for n, m in list(sys.modules.items())
+                if n.split(".")[0] == "course_lib" and getattr(m, "__file__", None)}  # fmt: skip
+    extensions = {getattr(m, "__file__", None) for m in list(sys.modules.values())} - {None}
+
+    def copying(event: str, args: tuple) -> None:
+        if event == "exec":  # a module's code run: from now on its files are a copy's to be
+            code = args[0]
+            if getattr(code, "co_name", None) == "<module>" and str(code.co_filename).startswith(COURSE):
+                executed.add(os.path.abspath(code.co_filename))
+            return
+        if busy[0] or (event == "import" and args[1] is None) or (event != "import" and not cells):
+            return
+        busy[0] = True
+        try:
+            if event == "import":  # (a path only where an extension module's file is loaded)
+                what = f"a second copy of {args[1]}" if args[1] in extensions else None
+                extensions.add(args[1])
+            elif event == "open":
+                what = (
+                    f"the file {args[0]}, of a loaded module of course_lib"
+                    if loaded_course_file(args[0], executed)
+                    else None
+                )
+            else:
+                what = f"course_lib's code ({args[1]})" if course_code(args[0]) else None
+            asked = what is not None and bool(cells) and decides(getframe(2), is_answer)
+        finally:
+            busy[0] = False
+        if asked:
+            spawned.append(what)
+            raise Error(f"asked for {what} in a graded notebook: a copy of the course's code runs unwatched")
+
+    return copying
+
+
+def beside_hook(cells: list[tuple], spawned: list[str], busy: list[bool],
+                is_answer: Callable[[object], bool]) -> Callable[[], str | None]:  # fmt: skip
+    """The audit hook's test (:mod:`course_lib.classroom.watch`) before each answer's call, in a graded kernel
+    (``cells``: the snapshot's, its last item :func:`threads_now` then): a thread running that the kernel did not have
+    then and that no library runs for itself (:func:`foreign_threads`), described; ``spawned`` then says "Not graded"
+    for good."""
+
+    def beside() -> str | None:
+        if not cells or busy[0]:
+            return None
+        busy[0] = True
+        try:
+            found = foreign_threads(cells[0][3], is_answer)
+        finally:
+            busy[0] = False
+        spawned.extend(f"{found[0]} beside a check" for _ in found[:1])
+        return found[0] if found else None
+
+    return beside
+
+
+def audit_fork_exec() -> None:
+    """Make ``_posixsubprocess.fork_exec`` raise the audit event ``_posixsubprocess.fork_exec`` first (``subprocess``
+    and ``multiprocessing`` call it through the module); the real one is loaded afresh for each call, held nowhere."""
+    try:
+        import _posixsubprocess
+    except ImportError:  # (not a POSIX system)
+        return
+    spec, audit = _posixsubprocess.__spec__, sys.audit
+
+    def fork_exec(*args: object) -> object:
+        audit("_posixsubprocess.fork_exec", args[1] if len(args) > 1 else None)
+        return importlib.util.module_from_spec(spec).fork_exec(*args)
+
+    fork_exec.__module__ = __name__
+    _posixsubprocess.fork_exec = fork_exec
