@@ -462,6 +462,56 @@ def test_a_redteams_cheats_on_12_score_zero_and_are_flagged(tmp_path):
 
 
 @needs_grading
+def test_the_fifth_attacks_on_12_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's FIFTH_12_ATTACKS (a thread serving the check's own function, a child spawned through
+    fork_exec, course_lib's code or source copied under another name, NumPy's raw memory, a nested call clearing the
+    record of a refusal) handed in after the reference solution of exercise 2, graded by nbgrader with the guard, as
+    its own student: exercise 1 keeps its points, exercise 2's test cells and every later one score zero, refused
+    ("Not graded": the reading flags each answer cell; at run time all but NumPy's are refused too), and the class
+    report flags each."""
+    from tests.heldout.attacks_fifth import FIFTH_12_ATTACKS
+
+    root, assignment, nb_path, source, release = released(tmp_path, "12")
+    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
+    cheats = {}
+    for number, (name, attack) in enumerate(sorted(FIFTH_12_ATTACKS.items())):
+        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
+        cheats[student] = (attacked, True)
+        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+
+
+@needs_grading
+def test_an_honest_answer_that_warns_where_a_test_cell_calls_it_keeps_its_points(tmp_path):
+    """05's exercise 2 answered honestly, with a warning (tests/heldout's HONEST_WARNING_05_EX2: PyTorch's about
+    torch.tensor of a tensor), which its test cell meets outside check_function (cl.check_close(to_additive(...))):
+    graded by nbgrader with the guard, the warning is a note on stdout and every test cell keeps its points; nothing
+    is flagged (it went to stderr before, and that test cell scored zero)."""
+    from tests.heldout.attacks_fifth import HONEST_WARNING_05_EX2
+
+    root, assignment, nb_path, source, release = released(tmp_path, "05")
+
+    def answer(ex: Exercise) -> str:
+        reference = solution_code(source.cells[ex.solution_cell].source)
+        return HONEST_WARNING_05_EX2 if ex.label == "Exercise 2" else reference
+
+    submit(root, assignment, nb_path.name, "warns", submission(source, release, answer, written="Because."))
+    env = nbgrader_environ(nbval_environ(os.environ))
+    graded = autograde_class(root, assignment, jobs=1, progress=False, env=env)
+    assert list(graded) == ["warns"] and graded["warns"].ok, graded
+    summaries, flags = class_report(root, assignment)
+    out = nbformat.read(root / "autograded" / "warns" / assignment / nb_path.name, as_version=4)
+    scores = {s.grade_id: s.scores["warns"] for s in summaries}
+    for ex in find_exercises(source):
+        for cell in graded_cells(source, ex):
+            grade_id, points = (source.cells[cell].metadata["nbgrader"][key] for key in ("grade_id", "points"))
+            assert scores[grade_id] == points, (grade_id, cell_errors(out.cells[cell]))
+    assert not flags, flags
+    notes = [o.get("text", "") for c in out.cells for o in c.get("outputs", []) if o.get("name") == "stdout"]
+    assert any("note: UserWarning: To copy construct from a tensor" in text for text in notes), notes
+
+
+@needs_grading
 def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagged(tmp_path):
     """The lecturer's answer to exercise 3 that feeds the last token where the context has room (tests/heldout's
     P2_SHAPES_12_EXERCISE_3, which exercise 3's check passed until it recorded the calls in a case with room), handed
