@@ -22,7 +22,13 @@ library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hi
   "Not graded", even if the cell caught the refusal. A library that starts one for itself (matplotlib asking
   ``fc-list`` for fonts) and the course's own (``course_lib.bench``, measuring memory in a child) are not refused.
 
-A hook cannot be removed; outside a graded answer's call and those statements it does nothing but return.
+- **what would run unwatched** (:mod:`course_lib.classroom.unwatched`): in a graded kernel, a thread a cell started
+  that runs beside an answer's call, a process started through ``_posixsubprocess.fork_exec`` (made to raise an
+  event), a second copy of loaded code (an extension's file loaded again, a loaded course_lib module's file opened,
+  course_lib's code objects taken): refused, and every check after it says "Not graded".
+
+A hook cannot be removed; outside a graded answer's call and those statements it does little but return. A check
+run inside an answer's call keeps its own record of refusals above the outer call's, never clearing it.
 """
 
 from __future__ import annotations
