@@ -11,6 +11,7 @@ its own: the reference's answer is had some other way.
 - t3_code: ``course_lib.generation._top_k``'s code, renamed (``code.replace``), made a new function: the blocking
   knows the check's functions by identity, by code (equal code: a module loaded again from its file is refused so)
   and by module and name, and this is none of them;
+- t3_gc: the same, the code taken through ``gc.get_referents`` (which a graded kernel allowed outside an answer's call);
 - t3_source: ``course_lib.generation``'s source read, one name changed, and run under another module's name;
 - t4_numpy: NumPy's ``__array_interface__`` with an address (``id``) views any memory, writable, without ctypes:
   ``Tensor.any``'s method descriptor is pointed at ``Tensor.all``'s C function, so the check's "is any element
@@ -63,6 +64,17 @@ def top_k(logits, k):
     "t3_code: course_lib.generation._top_k's code made a new function under another name": """
 _theirs = cl.generation._top_k
 _mine = type(_theirs)(_theirs.__code__.replace(co_name="_mine"), _theirs.__globals__)
+
+
+def top_k(logits, k):
+    return _mine(logits, min(k, logits.shape[-1]))
+""",
+    "t3_gc: course_lib.generation._top_k's code taken through gc (no __code__ read) made a new function": """
+import gc
+
+_theirs = cl.generation._top_k
+_code = next(x for x in gc.get_referents(_theirs) if type(x).__name__ == "code")
+_mine = type(_theirs)(_code.replace(co_name="_mine"), _theirs.__globals__)
 
 
 def top_k(logits, k):

@@ -125,6 +125,7 @@ REFUSED_FOR = {
     "t1_thread": "a thread",
     "t2_spawn": "fork_exec",
     "t3_code": "course_lib's code",
+    "t3_gc": "gc's objects",
     "t3_source": "course_lib/generation.py",
     "t4_numpy": "NumPy",
     "t5_nested": "sys._getframe",
