@@ -27,14 +27,32 @@ import sys
 from _thread import get_ident
 from collections.abc import Callable
 
-__all__ = ["COURSE", "audit_fork_exec", "beside_hook", "copying_hook", "course_code", "foreign_threads",
-           "loaded_course_file", "threads_now", "who_decides"]  # fmt: skip
+__all__ = ["COURSE", "HANDING", "HANDING_MODULES", "asker", "audit_fork_exec", "beside_hook", "copying_hook",
+           "course_code", "foreign_threads", "handing", "loaded_course_file", "threads_now", "who_decides"]  # fmt: skip
 
 COURSE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # course_lib's folder
 # Import machinery and the modules that read a file for their caller: who asked is the code that called them
 _MACHINERY = ("importlib", "_frozen_importlib", "zipimport", "runpy", "pkgutil")
 # Libraries whose threads are their own (a progress bar's monitor, the kernel's), unless a student's code runs there
 _OWN_THREADS = ("tqdm", "ipykernel", "IPython", "zmq", "jupyter_client", "tornado", "traitlets", "debugpy")
+# Modules whose functions hand frames (or what is in them) to their caller: who asked is the code that called them
+HANDING = ("inspect", "traceback", "logging", "bdb", "pdb", "cgitb", "pydoc", "linecache", "dataclasses")
+# ... and single modules of libraries whose helpers walk up from their own frame to a caller's caller (f_back, f_locals:
+# no audit event on Python 3.11) and hand over its locals: torch's (TorchScript's name lookup), IPython's, pydantic's
+HANDING_MODULES = ("torch._jit_internal", "torch._sources", "IPython.utils.frame", "IPython.core.debugger",
+                   "pydantic._internal._typing_extra", "sympy.utilities.magic", "stack_data", "pure_eval")  # fmt: skip
+
+
+def handing(module: str) -> bool:
+    """Whether ``module`` (a name) is one whose functions hand frames, or what is in them, to their caller."""
+    return module.split(".")[0] in HANDING or module.startswith(HANDING_MODULES)
+
+
+def asker(frame: object) -> object:
+    """The frame of the code that asked: past the modules that hand frames to their caller."""
+    while frame is not None and handing(frame.f_globals.get("__name__") or ""):
+        frame = frame.f_back
+    return frame
 
 
 def loaded_course_file(path: object, executed: set[str]) -> bool:
@@ -120,8 +138,20 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
     (``cells``, the snapshot's): an extension module's file loaded again (event ``import``), a loaded course_lib
     module's file opened (``open``; loaded: its code ran, event ``exec``), course_lib's code objects taken
     (``object.__getattr__`` of ``__code__`` or ``f_code``), each on a student's behalf: raises ``Error``, and
-    ``spawned`` says "Not graded" for good. ``busy`` is the hook's flag: the events this part causes return at once."""
+    ``spawned`` says "Not graded" for good. ``busy`` is the hook's flag: the events this part causes return at once.
+
+    A frame's code, or a course file's lines, read by a module that walks the stack for its caller (``traceback``,
+    ``inspect``, ``linecache``: :func:`asker` steps past them) are on that caller's behalf: a library's walk
+    is its own (``torch.manual_seed`` formats the stack, and a check's inputs call it), a student's is refused."""
     getframe, decides = sys._getframe, who_decides
+
+    def stack_walk(frame: object) -> bool:  # a library's, through a module that hands frames to its caller
+        while frame is not None and asker(frame) is frame:  # up to that module (past the libraries it calls)
+            if is_answer(frame):
+                return False
+            frame = frame.f_back
+        return frame is not None and not is_answer(asker(frame))
+
     executed = {os.path.abspath(m.__file__) for n, m in list(sys.modules.items())
                 if n.split(".")[0] == "course_lib" and getattr(m, "__file__", None)}  # fmt: skip
     extensions = {getattr(m, "__file__", None) for m in list(sys.modules.values())} - {None}
@@ -142,11 +172,12 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
             elif event == "open":
                 what = (
                     f"the file {args[0]}, of a loaded module of course_lib"
-                    if loaded_course_file(args[0], executed)
+                    if loaded_course_file(args[0], executed) and not stack_walk(getframe(2))
                     else None
                 )
             else:
                 what = f"course_lib's code ({args[1]})" if course_code(args[0]) else None
+                what = None if what and args[1] == "f_code" and stack_walk(getframe(2)) else what
             asked = what is not None and bool(cells) and decides(getframe(2), is_answer)
         finally:
             busy[0] = False

@@ -37,6 +37,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from .unwatched import asker as _asker
 from .unwatched import audit_fork_exec, beside_hook, copying_hook, threads_now
 
 __all__ = ["NOT_GRADED", "Refused", "call_answer", "modes_at_snapshot", "refuse_always", "verify_watched",
@@ -48,12 +49,6 @@ _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._cur
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
                            "sys.addaudithook"})  # fmt: skip
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_locals", "f_globals"})
-# Modules whose functions hand frames (or what is in them) to their caller: who asked is the code that called them
-_HANDING = ("inspect", "traceback", "logging", "bdb", "pdb", "cgitb", "pydoc", "linecache", "dataclasses")
-# ... and single modules of libraries whose helpers walk up from their own frame to a caller's caller (f_back, f_locals:
-# no audit event on Python 3.11) and hand over its locals: torch's (TorchScript's name lookup), IPython's, pydantic's
-_HANDING_MODULES = ("torch._jit_internal", "torch._sources", "IPython.utils.frame", "IPython.core.debugger",
-                    "pydantic._internal._typing_extra", "sympy.utilities.magic", "stack_data", "pure_eval")  # fmt: skip
 # Starting a process (where nothing is blocked: a child could serve the reference's answers) and ctypes's raw memory
 _PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.system", "subprocess.Popen",
                              "_posixsubprocess.fork_exec",
@@ -74,10 +69,6 @@ class Refused(RuntimeError):
     """Raised where a graded answer asks for the check's frames, or switches the tracer or profiler, while it runs."""
 
 
-def _handing(module: str) -> bool:
-    return module.split(".")[0] in _HANDING or module.startswith(_HANDING_MODULES)
-
-
 def _above(handed: object, frame: object, code: object) -> bool:
     """Whether ``handed``, a frame ``sys._getframe`` hands out to ``frame``'s code, is the frame of an answer's call
     (``code``'s, :func:`call_answer`) or one of its callers', the check's, while ``frame`` runs inside that call:
@@ -89,13 +80,6 @@ def _above(handed: object, frame: object, code: object) -> bool:
     while frame is not None and frame is not handed:
         frame = frame.f_back
     return frame is not None
-
-
-def _asker(frame: object) -> object:
-    """The frame of the code that asked: past the modules that hand frames to their caller."""
-    while frame is not None and _handing(frame.f_globals.get("__name__") or ""):
-        frame = frame.f_back
-    return frame
 
 
 def _spawner(frame: object) -> object:

@@ -177,9 +177,9 @@ def _top_k_inputs(g):
 def test_the_checks_copy_changed_through_a_helper_nothing_refuses_is_not_graded(monkeypatch):
     """The seal alone (classroom.sealed): with torch's helper not counted as handing frames (as a library's helper
     the hook does not know would not be), zeroing the reference's copy is found once the answer returns."""
-    import course_lib.classroom.watch as watch
+    import course_lib.classroom.unwatched as unwatched
 
-    monkeypatch.setattr(watch, "_HANDING_MODULES", ())
+    monkeypatch.setattr(unwatched, "HANDING_MODULES", ())
     namespace = {"torch": torch}
     exec(ZERO_KEPT_ATTACKS["zero_any_name 12 ex2"][2], namespace)
     with pytest.raises(AssertionError, match=r"^Not graded: top_k changed the check's own copy of the inputs"):
