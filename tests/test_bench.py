@@ -129,6 +129,25 @@ def test_a_time_budget_of_zero_times_only_the_memory_call():
     assert row.status == "ok" and row.repeats == 1 and row.time_ms == row.best_ms > 0
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_with_one_thread_a_cpu_call_is_timed_by_its_threads_cpu_time(threads):
+    """A call that waits (as one waits for a busy machine's other programs) costs no CPU time: with one thread it
+    adds nothing to the time; with more, whose work the calling thread's clock would not see, the wall clock."""
+    import time
+
+    from course_lib.bench.methods import clock, time_once
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        seconds, out = time_once(lambda x: time.sleep(0.05) or x + 1, [torch.zeros(2)], torch.device("cpu"))
+        assert clock(torch.device("cpu")) is (time.thread_time if threads == 1 else time.perf_counter)
+    finally:
+        torch.set_num_threads(before)
+    assert out.tolist() == [1.0, 1.0]
+    assert seconds < 0.02 if threads == 1 else seconds >= 0.05, seconds
+
+
 def test_growth_exponent():
     ns = [256, 512, 1024, 2048]
     assert bench.growth_exponent(ns, [3.0 * n**2 for n in ns]) == pytest.approx(2.0)

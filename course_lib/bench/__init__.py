@@ -25,7 +25,9 @@ sliding_window_attention_reference` (the mask is an input, built before the meas
                float16, ``D`` = 64 or 128; the command line adds it on CUDA when triton is installed)
 =============  ==========================================================================================
 
-**Time.** Wall-clock seconds of one forward call (``torch.cuda.synchronize()`` around it on a GPU): the median
+**Time.** Seconds of one forward call: wall-clock (``torch.cuda.synchronize()`` around it on a GPU), except on a
+CPU where torch computes in one thread (``--threads 1``), where they are that thread's CPU time, which another
+program's load does not stretch (on an idle machine the two agree; :func:`~course_lib.bench.methods.clock`). The median
 of up to ``--repeats`` calls after a warm-up (``time_ms``) and the fastest of them (``best_ms``, the call least
 disturbed by other programs, best for fitting growth exponents). The calls of all fast methods at one ``N``
 are *interleaved* (method 1, method 2, ..., then again), so a change in the machine's load hits every method

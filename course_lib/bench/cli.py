@@ -9,7 +9,7 @@ import time
 import torch
 
 from . import __doc__ as PACKAGE_DOC
-from .methods import ALL_METHODS, DEFAULT_LENGTHS, DEFAULT_METHODS, DTYPES, GPU_METHODS, BenchRow
+from .methods import ALL_METHODS, DEFAULT_LENGTHS, DEFAULT_METHODS, DTYPES, GPU_METHODS, BenchRow, clock
 from .report import check_targets, describe_machine, format_table, plot_results, save_csv
 from .runner import run_benchmark
 
@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(
         f"\nB={args.batch} H={args.heads} D={args.dim} window={args.window} chunk={args.chunk_size}; "
-        f"time = median of up to {args.repeats} interleaved calls; peak = extra memory of one call"
+        f"time = median of up to {args.repeats} interleaved calls (on a CPU: {_clock_words()}); "
+        "peak = extra memory of one call"
     )
     print(format_table(rows))
     for device in devices:
@@ -114,3 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         fig.savefig(args.plot, dpi=120)
         print(f"wrote {args.plot}")
     return 0
+
+
+def _clock_words() -> str:
+    """What the times count (:func:`course_lib.bench.methods.clock`): the one thread's CPU time, or the wall clock."""
+    return "the thread's CPU time" if clock(torch.device("cpu")) is time.thread_time else "wall clock"
