@@ -182,6 +182,11 @@ $(E2E_STAMP): $(BOOK_STAMP) pyproject.toml
 book: $(BOOK_STAMP)
 	$(BIN)/python -m tools.build_book
 
+# The built book as a file: rebuilt only where a tracked file it is made from (or the course's code) is newer.
+BOOK_INPUTS := $(shell git ls-files notebooks docs book locale data/fonts tools course_lib README.md 2>/dev/null)
+build/html/index.html: $(BOOK_STAMP) $(BOOK_INPUTS)
+	$(BIN)/python -m tools.build_book
+
 # The book's own checks that need no browser (no Sphinx warning, no CDN link): run where Chromium is missing too.
 book-check: book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e/test_book_files.py -q
@@ -190,6 +195,7 @@ e2e: $(E2E_STAMP) book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q
 
 # One A4 PDF per deck (tools/handouts.py): each slide beside its notes, up to three a page, through the Chromium of
-# `make e2e`, offline.
-handouts: $(E2E_STAMP) book
+# `make e2e`, offline. The book is built first only where it is missing or older than its sources (not while the
+# decks are printed from it).
+handouts: $(E2E_STAMP) build/html/index.html
 	$(BIN)/python -m tools.handouts

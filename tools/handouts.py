@@ -6,8 +6,10 @@ to an A4 page, printed offline by headless Chromium.
 The decks are served from ``build/html`` on 127.0.0.1 and opened by the same Chromium the browser tests drive
 (Debian's, found on PATH or through $CHROMIUM; Playwright never downloads one). Any request to another host is
 aborted: the handouts are made offline. Each slide is drawn as the projector shows it (1280x720, its fragments
-shown) and put on the page as an image beside its notes, whose formulas are MathML (book/_static/course-slides.js)
-and whose links are written out as text (a printed page cannot open the book's relative links). Slides are packed
+shown) and put on the page as an image, its notes beside it and then below it at the page's whole width (a wide
+formula or table starts below it, zoomed to that width if still wider). The notes' formulas are MathML
+(book/_static/course-slides.js), their links written out as text (a printed page cannot open the book's relative
+links). Slides are packed
 onto pages in order, at most ``PER_PAGE`` a page, fewer when their notes are long; a slide is never split from its
 notes unless its notes alone are longer than a page.
 """
@@ -84,6 +86,18 @@ PACK = """perPage => {
   return sheets.map(s => ({slides: s.slides, pages: Math.max(1, Math.ceil((s.height - 1) / page))}));
 }"""
 
+# What is still wider than the page's column (a long formula, a wide table) is zoomed to fit it: wider content would
+# make Chromium shrink every page of the PDF. Returns the widest right edge of any note's part (px), after.
+FIT = """() => {
+  const column = document.querySelector('.staging').getBoundingClientRect().right;
+  for (const el of document.querySelectorAll('.notes > *, .notes math[display="block"], .notes table')) {
+    const box = el.getBoundingClientRect();
+    const wide = Math.max(box.right, box.left + el.scrollWidth);
+    if (wide > column + 0.5) el.style.zoom = (column - box.left) / (wide - box.left);
+  }
+  return Math.max(0, ...[...document.querySelectorAll('.notes *')].map(el => el.getBoundingClientRect().right));
+}"""
+
 # The Chinese subset (book/_static/course-cjk.css) loaded before the pages are laid out and printed.
 FONTS = """() => document.fonts.load('16px "Noto Sans SC Course Subset"', '猫')
     .then(() => document.fonts.ready).then(() => true)"""
@@ -98,13 +112,14 @@ h1.deck { font-size: 13pt; margin: 0 0 3mm; }
 .page { height: 271mm; }
 .sheet { break-after: page; }
 .sheet:last-child { break-after: auto; }
-.slide-block { display: flex; gap: 4mm; padding: 2.5mm 0; border-top: 0.3mm solid #bbb; break-inside: avoid; }
-.slide-block img { width: 112mm; height: 63mm; flex: none; border: 0.2mm solid #999; }
-.notes { flex: 1; min-width: 0; line-height: 1.3; overflow-wrap: anywhere; }
+.slide-block { display: flow-root; padding: 2.5mm 0; border-top: 0.3mm solid #bbb; break-inside: avoid; }
+.slide-block img { float: left; width: 112mm; height: 63mm; margin: 0 4mm 1mm 0; border: 0.2mm solid #999; }
+.notes { line-height: 1.3; overflow-wrap: anywhere; }  /* beside the slide, then the page's whole width below it */
+.notes math[display="block"], .notes table { clear: left; }  /* wide by nature: below the slide, whole width */
 .notes p, .notes ul, .notes ol { margin: 0 0 1.5mm; }
 .notes ul, .notes ol { padding-left: 4mm; }
 .notes h1, .notes h2, .notes h3, .notes h4 { font-size: 9pt; margin: 0 0 1mm; }
-.notes pre { white-space: pre-wrap; font-size: 7pt; background: #f4f4f4; padding: 1mm; margin: 0 0 1.5mm; }
+.notes pre { white-space: break-spaces; font-size: 7pt; background: #f4f4f4; padding: 1mm; margin: 0 0 1.5mm; }
 .notes code, .notes pre { font-family: "Noto Sans SC Course Subset", "DejaVu Sans Mono", monospace; }
 .notes code { font-size: 0.92em; }
 .notes table { border-collapse: collapse; font-size: 7.5pt; margin-bottom: 1.5mm; }
@@ -194,6 +209,7 @@ def print_deck(browser, url: str, out: Path) -> dict:
         page.goto(origin + "/handout.html", wait_until="load")
         page.emulate_media(media="print")
         page.evaluate(FONTS)
+        widest = page.evaluate(FIT)
         sheets = page.evaluate(PACK, PER_PAGE)
         page.pdf(path=str(out), format="A4", print_background=True, prefer_css_page_size=True)
         return {
@@ -201,6 +217,7 @@ def print_deck(browser, url: str, out: Path) -> dict:
             "notes": sum(1 for s in slides if s["notes"].strip()),
             "sheets": [s["slides"] for s in sheets],
             "pages": sum(s["pages"] for s in sheets),
+            "widest_px": widest,  # of the notes, within the page's 703 px: else Chromium shrinks every page
         }
     finally:
         page.close()
@@ -232,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                 where = pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf
                 print(
                     f"{where}: {done['slides']} slides on {done['pages']} pages "
-                    f"({done['notes']} with notes), {time.perf_counter() - t0:.0f} s"
+                    f"({done['notes']} with notes), notes {done['widest_px']:.0f} px wide of 703, "
+                    f"{time.perf_counter() - t0:.0f} s"
                 )
             browser.close()
     finally:
