@@ -156,6 +156,16 @@ def test_a_block_holding_only_a_check_keeps_it_so_the_slide_shows_a_program():
     ast.parse(out)
 
 
+def test_a_block_that_prints_a_literal_true_keeps_the_checks_that_make_it_true():
+    source = (
+        "same = torch.allclose(a, b)\nassert same\nprint('cached = uncached:', True)\n"
+        "for x in xs:\n    assert x > 0\n    print(x)"
+    )
+    out = deck.without_checks(source)
+    assert out.splitlines()[:3] == source.splitlines()[:3], "the assert that the printed True reports stays"
+    assert "assert x > 0" not in out and "    print(x)" in out, "a block printing no literal True loses its checks"
+
+
 def test_wide_output_is_narrowed_without_cutting_a_word():
     header = f"{'implementation':<22}" + "".join(f"{n:>20}" for n in ("alpha", "beta_check", "gamma", "delta_x", "eps"))
     rows = [f"{name:<22}" + "".join(f"{mark:>20}" for mark in "x.x.x") for name in ("correct", "no scale", "other")]

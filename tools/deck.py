@@ -59,7 +59,8 @@ def code_words(text: str) -> int:
 
 def without_checks(source: str) -> str:
     """Python code without its ``assert`` statements and ``assert_*(...)`` calls (the printed output shows what they
-    check); the code as it was when it does not parse."""
+    check); the code as it was when it does not parse. A block that prints a literal ``True`` (``print("claim:",
+    True)``, after the asserts that make it so) keeps its checks: without them the slide would show a True made up."""
     import ast
 
     try:
@@ -72,10 +73,19 @@ def without_checks(source: str) -> str:
         name = getattr(call.func, "attr", getattr(call.func, "id", "")) if call else ""
         return isinstance(node, ast.Assert) or name.startswith("assert")
 
+    def reports_true(node) -> bool:  # print(..., True): the line says a check above it passed
+        call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+        return (
+            bool(call)
+            and getattr(call.func, "id", "") == "print"
+            and any(isinstance(arg, ast.Constant) and arg.value is True for arg in call.args)
+        )
+
     drop = set()
-    for node in ast.walk(tree):  # every block keeps a statement: a `with` holding only a check keeps it
+    # Every block keeps a statement (a `with` holding only a check keeps it); a block that prints True keeps its checks
+    for node in ast.walk(tree):
         for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
-            if isinstance(body, list) and not all(is_check(statement) for statement in body):
+            if isinstance(body, list) and not all(map(is_check, body)) and not any(map(reports_true, body)):
                 for statement in filter(is_check, body):
                     drop.update(range(statement.lineno, statement.end_lineno + 1))
     lines = [line for i, line in enumerate(source.splitlines(), 1) if i not in drop]
