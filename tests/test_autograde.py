@@ -7,8 +7,16 @@ import torch
 
 import course_lib as cl
 import course_lib.classroom.autograde as autograde
-from course_lib.classroom.autograde import USED_NUMPY, ExerciseSummary, _flags, autograde_class, format_report
+from course_lib.classroom.autograde import (
+    BY_HAND_WITH_LIBRARY,
+    USED_NUMPY,
+    ExerciseSummary,
+    _flags,
+    autograde_class,
+    format_report,
+)
 from course_lib.classroom.checks import check_function
+from course_lib.paths import NOTEBOOKS_DIR
 
 
 def test_counts_split_full_partial_and_zero_marks():
@@ -79,6 +87,57 @@ def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_p
         ("e2", "the check's own reference or helper was called"),
         ("14, code cell 1", "tampering: line 2: takes getattr as a value, an alias that could read any attribute"),
     ]
+
+
+def _by_hand_notebook(
+    answer: str, heading: str = "### Exercise 1 (by hand): a masked softmax"
+) -> nbformat.NotebookNode:
+    locked = "import math\nimport torch\nimport numpy as np\nimport course_lib as cl\nfrom torch import tensor"
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(locked, metadata={"nbgrader": {"locked": True}}),
+        nbformat.v4.new_markdown_cell(heading + "\n\nWork out the weights by hand (not with `cl.attention_weights`)."),
+        nbformat.v4.new_code_cell(answer, metadata={"nbgrader": {"solution": True, "grade_id": "a1"}}),
+        nbformat.v4.new_code_cell("cl.check_answer('w', w, cl.attention_weights(s, m))"),
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "answer, used",
+    [
+        ("w = cl.attention_weights(s, m)", ["cl.attention_weights"]),  # the fifth lecturer's find (notebook 05)
+        (
+            "w = torch.tensor(s).masked_fill(~m, -1e9).softmax(0)",
+            ["torch.tensor(...).masked_fill(...).softmax", "torch.tensor(...).masked_fill"],
+        ),
+        ("import torch.nn.functional as G\nw = G.softmax(torch.tensor(s), 0)", ["G.softmax"]),
+        ("f = getattr(np, 'exp')\nw = [x / 2 for x in f(s)]", ["np"]),
+        ("w = [math.exp(1) / 11.1073, 0.0, 1 / 11.1073]", []),  # a calculator's arithmetic
+        ("w = torch.tensor([0.2447, 0.0, 0.0900, 0.6652])", []),  # numbers written down as a tensor
+        ("w = tensor([0.2447, 0.0, 0.0900, 0.6652], dtype=torch.float64)", []),
+    ],
+)
+def test_a_by_hand_answer_that_computes_with_the_library_is_named(answer, used):
+    from course_lib.classroom.calculator import library_calls
+
+    assert library_calls(_by_hand_notebook(answer)) == ([(2, used)] if used else [])
+    assert library_calls(_by_hand_notebook(answer, "### Exercise 2: write masked_softmax")) == [], "not by hand"
+    assert library_calls(_by_hand_notebook(answer, "### 练习 1（手算）：带掩码的 softmax")) == (
+        [(2, used)] if used else []
+    )
+
+
+def test_the_reference_answers_of_the_by_hand_exercises_use_the_library_only_to_write_numbers_down():
+    from course_lib.classroom.calculator import library_calls
+
+    paths = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    assert {p.name: library_calls(nbformat.read(p, as_version=4)) for p in paths} == {p.name: [] for p in paths}
+
+
+def test_a_by_hand_answer_computed_with_the_library_is_flagged_not_zeroed(tmp_path):
+    nb = _by_hand_notebook("w = cl.attention_weights(s, m)")
+    nb.cells[3].metadata["nbgrader"] = {"grade_id": "e1", "grade": True}  # it passed: the numbers are right
+    _hand_in_and_grade(tmp_path / "submitted" / "eve" / "a05", nb, "05.ipynb")
+    assert _flags(tmp_path, "a05", "eve") == [("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: cl.attention_weights")]
 
 
 def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_not(tmp_path):

@@ -16,8 +16,10 @@ them (nbgrader's formgrader; an unchanged answer cell scores 0 at once), and the
 flagged submissions, read from the autograded notebooks: a test cell that says "Not graded" (the guard found a
 changed checker, :mod:`course_lib.classroom.guard`), that refused a library shortcut (``ShortcutError``) or a call of
 the check's own reference or helpers; and every cell the student wrote in which the guard's reading finds tampering,
-read again here, so that no submission that tampers is listed as clean; and every file the submission wrote into
-its graded folder while it ran. A test cell that refused NumPy (a tensor handed to NumPy where the exercise asks for
+read again here, so that no submission that tampers is listed as clean; every answer cell of a by-hand exercise
+that computes with course_lib, torch or NumPy instead of writing its numbers down (:mod:`course_lib.classroom.
+calculator`: flagged for a person to look at, not zeroed); and every file the submission wrote into its graded folder
+while it ran. A test cell that refused NumPy (a tensor handed to NumPy where the exercise asks for
 tensor operations only, as notebook 00 says) scores zero like any refusal, but is listed apart, under its own label
 (:data:`USED_NUMPY`): an honest answer's slip, not a shortcut. (Where an answer also reached a shortcut, the check
 reports the shortcut: :class:`course_lib.classroom.reach.Reaches`.)
@@ -47,6 +49,7 @@ BUSY_TIMEOUT_S = 120
 # The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
 USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
 _NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
+BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
 
 
 @dataclass
@@ -124,6 +127,7 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
     each cell the student wrote in which the guard's reading finds tampering (:func:`guard.findings`): a submission
     that tampers is flagged even where grading ran without the guard, or where the tampering left every check
     passing."""
+    from .calculator import library_calls
     from .guard import findings
 
     found = []
@@ -150,6 +154,8 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
                     found.append((grade_id, "a library shortcut was refused"))
         for i, problems in findings(nb):
             found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
+        for i, used in library_calls(nb):
+            found.append((f"{path.stem}, code cell {i}", f"{BY_HAND_WITH_LIBRARY}: {', '.join(used)}"))
     found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
     return found
 

@@ -1,0 +1,117 @@
+"""A by-hand answer uses Python as a calculator, not the library: what a reading of its answer cell finds.
+
+A by-hand exercise (its heading says "(by hand)", "（手算）" in the Chinese edition) asks for numbers worked out with
+pencil and paper; its answer cell may do the arithmetic (``math.exp(1) / (math.exp(1) + 1)``) and write the numbers
+down as a tensor (``torch.tensor([...])``, ``np.array([...])``). Its check grades the numbers, whatever computed them:
+an answer that calls the course's ``cl.attention_weights`` or ``torch.softmax`` on the exercise's inputs scores as
+one worked out by hand. :func:`library_calls` reads the answer cells of a notebook's by-hand exercises and names what
+they use of course_lib, torch, NumPy or another numerical library other than a tensor's constructor: the class report
+(:mod:`course_lib.classroom.autograde`) flags the submission, for a person to look at; nothing is zeroed (a
+calculator's arithmetic, or an answer that only checks itself with the library, is allowed).
+
+What a reading sees: the names the notebook's imports bind (``import course_lib as cl``, ``from torch import
+softmax``, an import in the answer cell itself), used in the answer cell, and a method called on a tensor the cell
+constructs (``torch.tensor(s).softmax(0)``). A method called on a tensor that another cell made is not seen.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from nbformat import NotebookNode
+
+__all__ = ["BY_HAND", "library_calls"]
+
+BY_HAND = re.compile(r"\bby hand\b|手算")  # in an exercise's heading
+LIBRARIES = frozenset({"course_lib", "torch", "numpy", "scipy", "sklearn", "jax", "pandas", "sympy"})
+# what writes numbers down as a tensor or an array, and computes nothing
+CONSTRUCTORS = frozenset({"tensor", "as_tensor", "array", "asarray", "float16", "float32", "float64", "int32", "int64"})
+_HEADING = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\b|练习).*$")
+_MAGIC = re.compile(r"(?m)^\s*[%!].*$")
+
+
+def _tree(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(_MAGIC.sub("", source))
+    except SyntaxError:
+        return None
+
+
+def _bound(nb: NotebookNode) -> dict[str, str]:
+    """Each name the notebook's imports bind to a numerical library or to something of one: name -> its dotted
+    origin (``cl`` -> ``course_lib``, ``softmax`` -> ``torch.softmax``)."""
+    bound = {}
+    for cell in nb.cells:
+        tree = _tree("".join(cell.source)) if cell.cell_type == "code" else None
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.Import):
+                bound |= {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                          for a in node.names}  # fmt: skip
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                bound |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+    return {name: origin for name, origin in bound.items() if origin.split(".")[0] in LIBRARIES}
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    """``cl.attention.weights`` as ["cl", "attention", "weights"]; None for anything but names and attributes."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
+def _made(node: ast.AST, bound: dict[str, str]) -> str | None:
+    """``torch.tensor(s).masked_fill(...)`` as written (calls as ``(...)``) when ``node`` is calls and attributes
+    on a name bound to a library and holds a call; None otherwise."""
+    text, called = "", False
+    while isinstance(node, ast.Call | ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Call):
+            text, called, node = "(...)" + text, True, node.func
+        elif isinstance(node, ast.Attribute):
+            text, node = f".{node.attr}{text}", node.value
+        else:
+            text, node = "[...]" + text, node.value
+    return f"{node.id}{text}" if called and isinstance(node, ast.Name) and node.id in bound else None
+
+
+def _used(tree: ast.Module, bound: dict[str, str]) -> list[str]:
+    """What ``tree`` uses of the libraries, as written (``cl.attention_weights``, ``torch.tensor(...).softmax``)."""
+    found, inside = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inside:
+            parts = _dotted(node)
+            if parts and parts[0] in bound:
+                inside |= {id(n) for n in ast.walk(node)}
+                if parts[-1] not in CONSTRUCTORS:
+                    found.append(".".join(parts))
+            elif (made := _made(node.value, bound)) is not None:
+                found.append(f"{made}.{node.attr}")  # a method of a tensor the cell constructs
+        elif isinstance(node, ast.Name) and id(node) not in inside and node.id in bound:
+            if bound[node.id].split(".")[-1] not in CONSTRUCTORS or len(bound[node.id].split(".")) == 1:
+                found.append(node.id)
+    return list(dict.fromkeys(found))
+
+
+def library_calls(nb: NotebookNode) -> list[tuple[int, list[str]]]:
+    """(cell index, what it uses) for each answer cell of a by-hand exercise that uses a numerical library other
+    than to write numbers down. An answer cell: an nbgrader solution cell, or a cell with a solution region; a
+    by-hand exercise's: under a heading that says so, and checked as numbers (the next code cell calls
+    ``check_answer``; "one-hot by hand", a function written without the library's, is checked as a function)."""
+    bound, by_hand, found = _bound(nb), False, []
+    sources = ["".join(cell.source) if cell.cell_type == "code" else "" for cell in nb.cells]
+    answers = [cell.get("metadata", {}).get("nbgrader", {}).get("solution") or "BEGIN SOLUTION" in source
+               for cell, source in zip(nb.cells, sources, strict=True)]  # fmt: skip
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            headings = _HEADING.findall("".join(cell.source))
+            by_hand = bool(BY_HAND.search(headings[-1])) if headings else by_hand
+            continue
+        if not (answers[i] and by_hand and cell.cell_type == "code"):
+            continue
+        check = next((s for s, a in zip(sources[i + 1 :], answers[i + 1 :], strict=True) if s.strip() and not a), "")
+        tree = _tree(sources[i]) if "check_answer(" in check else None
+        if tree and (used := _used(tree, bound)):
+            found.append((i, used))
+    return found
