@@ -380,3 +380,43 @@ def test_a_torch_mode_on_before_the_check_may_use_numpy():
     with CellsMode(), pytest.raises(ShortcutError, match="NumPy"):
         with blocked(cl.SOFTMAX_FUNCTIONS):
             (_X - _X.amax(-1, keepdim=True)).exp()
+
+
+def _defined(path, *names):
+    """The source of the top-level functions ``names`` as the notebook at ``path`` defines them (solution markers
+    and all: a reference answer is what its solution cell holds)."""
+    import ast
+
+    import nbformat
+
+    found = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        tree = ast.parse(cell.source)
+        found |= {n.name: ast.get_source_segment(cell.source, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    return "\n\n".join(found[name] for name in names)
+
+
+def test_notebook_05s_exercise_5_is_not_solved_by_copying_section_5s_attention():
+    """A fifth lecturer: section 5's attention_correct (a locked cell), copied into fixed_attention, passed exercise
+    5. The exercise's function follows course_lib's rules, and its check asks for zeros where a query sees no key,
+    which attention_correct's -inf makes nan."""
+    import math
+
+    from course_lib.paths import NOTEBOOKS_DIR
+
+    path = NOTEBOOKS_DIR / "05_masks_and_attention_maps.ipynb"
+    namespace = {"torch": torch, "math": math, "cl": cl, "F": F}
+    exec(_defined(path, "masked_inputs", "blind_query_inputs", "attention_correct", "fixed_attention"), namespace)
+    for answer, passes in ((namespace["fixed_attention"], True), (namespace["attention_correct"], False)):
+
+        def first(q, k, v, m, answer=answer):
+            return answer(q, k, v, m)[0]
+
+        if passes:
+            cl.check_function(first, cl.scaled_dot_product_attention, namespace["blind_query_inputs"], name="a")
+        else:
+            with pytest.raises(AssertionError, match="nan"):
+                cl.check_function(first, cl.scaled_dot_product_attention, namespace["blind_query_inputs"], name="a")
+        cl.check_function(first, cl.scaled_dot_product_attention, namespace["masked_inputs"], name="both pass here")
