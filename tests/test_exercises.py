@@ -2,6 +2,7 @@
 without=."""
 
 import importlib
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -420,3 +421,16 @@ def test_notebook_05s_exercise_5_is_not_solved_by_copying_section_5s_attention()
             with pytest.raises(AssertionError, match="nan"):
                 cl.check_function(first, cl.scaled_dot_product_attention, namespace["blind_query_inputs"], name="a")
         cl.check_function(first, cl.scaled_dot_product_attention, namespace["masked_inputs"], name="both pass here")
+
+
+def test_a_check_runs_under_cprofile_and_gives_the_profiler_back():
+    """CONTRIBUTING.md's way to find a slow cell, %%prun, ran a check that blocks functions into a TypeError: the
+    check put back cProfile's profiler with sys.setprofile, which takes a function."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+    with profiler:
+        cl.check_function(lambda x: x.exp(), torch.exp, lambda g: (torch.randn(3, generator=g),), name="exp",
+                          without=["torch.softmax"])  # fmt: skip
+        assert sys.getprofile() is profiler, "profiling goes on after the check"
+    assert sys.getprofile() is None

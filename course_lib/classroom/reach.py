@@ -289,7 +289,8 @@ class Reaches:
         return self
 
     def __exit__(self, exc_type: Any, *exc: object) -> None:
-        sys.setprofile(self._profile)  # (a raise in the hook has already removed it)
+        # (a raise in the hook has already removed it) cProfile's profiler (%%prun): its own enable() puts it back
+        (self._profile.enable if hasattr(self._profile, "enable") else lambda: sys.setprofile(self._profile))()
         if self.originals or self.kernels:
             for name, original in self._switches.items():
                 setattr(torch._C, name, original)
