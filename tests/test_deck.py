@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from course_lib.paths import NOTEBOOKS_DIR
-from tools import build_book, deck, sections, slide_code, slide_figures, slide_text
+from tools import build_book, deck, figure_panels, sections, slide_code, slide_figures, slide_text
 
 BADGE = '<span class="section-badge core">● core · 5 min</span>'
 LONG = (
@@ -124,6 +124,16 @@ def test_wordy_code_loses_comments_and_checks_and_its_output_moves_to_the_next_s
     assert deck.OUTPUT_ONLY in output.metadata["tags"]
     assert deck.code_words(output.outputs[0]["text"]) <= deck.SLIDE_WORDS
     assert re.search(r"⋮ \(\d+ more lines in the notes\)\n$", output.outputs[0]["text"])
+
+
+def test_a_cut_output_does_not_end_on_a_line_that_announces_what_is_cut():
+    c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
+    printed = "".join(f"d{k}\n" for k in range(deck.SLIDE_LINES - 4)) + "the first training pairs:\n"
+    printed += "".join(f"  pair {k}\n" for k in range(12))  # more lines than the slide has room for
+    c.outputs = [nbformat.v4.new_output("stream", text=printed)]
+    shown = shaped(c)[0].outputs[0]["text"].splitlines()
+    assert re.match(r"⋮ \(\d+ more lines in the notes\)$", shown[-1]), shown
+    assert not shown[-2].endswith(":"), shown
 
 
 def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program():
@@ -262,21 +272,82 @@ def words_over_a_gap_png(second_word: int):
 
 
 def test_a_cut_never_passes_through_a_line_of_text():
-    from PIL import Image
-
     pieces = slide_figures.panels(words_over_a_gap_png(480), text_px=9.72)  # a panel's title reaching over the gap
     assert len(pieces) == 2
-    inks = [slide_figures._ink(Image.open(io.BytesIO(p))) for p in pieces]
-    first, second = inks
+    first, second = inks(pieces)
     title_rows = [k for k, row in enumerate(first) if row.any() and row.sum() < 100]
     assert title_rows and first[title_rows[0]].sum() == len(range(39, 400, 12)) + len(range(420, 480, 12)), (
         "the whole line of text goes with the panel under most of it"
     )
-    assert second.shape[0] <= 280 - 60 + 2 * slide_figures.MARGIN, "and the other panel has none of it"
+    assert second.shape[0] <= 280 - 60 + 2 * figure_panels.MARGIN, "and the other panel has none of it"
     assert second.sum() == 220 * 370, "the other panel whole, nothing else"
-    # a title over both panels (reaching far into both): no cut through it; cut below it, as before
+    # a title over both panels (reaching far into both): no cut through it; cut below it, the title with each panel
     pieces = slide_figures.panels(words_over_a_gap_png(800), text_px=9.72)
-    assert len(pieces) == 2 and all(slide_figures._ink(Image.open(io.BytesIO(p))).sum() == 220 * 370 for p in pieces)
+    title = (len(range(39, 400, 12)) + len(range(420, 800, 12))) * 22
+    assert len(pieces) == 2 and all(used.sum() == 220 * 370 + title for used in inks(pieces))
+
+
+def png_of(pixels) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def inks(pieces):
+    from PIL import Image
+
+    return [figure_panels.ink(Image.open(io.BytesIO(p))) for p in pieces]
+
+
+def test_a_colour_bar_stays_with_its_panel_and_an_axis_label_with_its_axis():
+    """Two panels (columns 20-300 and 366-650); the first one's colour bar (320-335) is nearer the second panel's
+    axis label (345-355) than its own panel, and that label is as near its axis as the bar (10 blank columns)."""
+    pixels = np.full((300, 670), 255, dtype=np.uint8)
+    pixels[60:280, 20:300] = pixels[60:280, 366:650] = 0  # the panels
+    pixels[60:280, 320:335] = 0  # a colour bar: as tall as the panels, narrower than BAR of the figure
+    pixels[120:220, 345:355] = 0  # an axis label: shorter than FRAME of the height
+    first, second = inks(slide_figures.panels(png_of(pixels), text_px=7))  # 7 px: 13.3 on a slide, too small
+    assert first.sum() == 220 * 280 + 220 * 15, "the first panel and its colour bar"
+    assert second.sum() == 220 * 284 + 100 * 10, "the second panel and its axis label"
+
+
+def test_a_legend_beside_a_panel_is_not_a_panel():
+    pixels = np.full((300, 820), 255, dtype=np.uint8)
+    pixels[20:280, 20:600] = 0
+    pixels[20:80, 640:800] = 0  # a legend outside the axes: MIN_PANEL wide, a fifth of the height
+    assert len(slide_figures.panels(png_of(pixels), text_px=9.72)) == 1
+
+
+def test_panels_that_share_their_value_axis_each_get_its_labels():
+    """sharey=True: the tick labels (columns 5-25) are drawn left of the first panel only."""
+    pixels = np.full((300, 840), 255, dtype=np.uint8)
+    for left in (40, 460):
+        pixels[40:280, left : left + 360] = 0
+        pixels[60:261:50, left - 6 : left] = 0  # tick marks
+    for row in range(55, 260, 50):
+        pixels[row : row + 12, 5:25] = 0  # tick labels
+    first, second = inks(slide_figures.panels(png_of(pixels), text_px=9.72))
+    assert first.sum() == second.sum() == 240 * 360 + 5 * 6 + 5 * 12 * 20
+    assert (first == second).all(), "the second panel with the first one's axis"
+
+
+def test_a_title_over_all_panels_goes_wrapped_with_each_panel():
+    """A title centred over three panels, 12 words of 60 columns 10 apart, wider than a panel."""
+    pixels = np.full((330, 1260), 255, dtype=np.uint8)
+    for k in range(3):
+        pixels[60:310, 420 * k + 20 : 420 * k + 390] = 0
+    for k in range(12):
+        start = 630 - 415 + 70 * k
+        pixels[10:30, start : start + 60] = 0
+    pieces = slide_figures.panels(png_of(pixels), text_px=9.72)
+    assert len(pieces) == 3
+    for used in inks(pieces):
+        title = used[: -250 - 2 * figure_panels.MARGIN]
+        assert title.sum() == 12 * 60 * 20, "the whole title"
+        assert used.shape[1] <= 370 + 2 * figure_panels.MARGIN, "no wider than the panel"
+        assert len(figure_panels.runs(title.any(axis=1))) == 3, "in three lines"
 
 
 def test_each_panel_of_a_figure_gets_a_slide():

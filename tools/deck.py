@@ -391,7 +391,8 @@ def _output_slide(cell, outputs: list[dict], suffix: str) -> dict:
 
 def _cap_output(cell, room: int, budget: int) -> bool:
     """Cut the text outputs of ``cell`` to their first lines, in place, so that they take at most ``room`` lines and
-    ``budget`` words, the last line saying how many more the notes hold. Returns whether anything was cut."""
+    ``budget`` words, the last line saying how many more the notes hold; a kept line that ends in a colon (``the first
+    training pairs:``) announces what is cut, and goes with it. Returns whether anything was cut."""
     cut = False
     for output in cell.get("outputs", []):
         if not _is_text(output):
@@ -402,6 +403,8 @@ def _cap_output(cell, room: int, budget: int) -> bool:
             budget -= code_words(lines[keep])
             keep += 1
         if keep < len(lines):
+            while keep > 2 and lines[keep - 2].rstrip().endswith(":"):  # the last line shown (elide) announces the cut
+                keep -= 1
             text, _ = slide_code.elide("\n".join(lines), max(keep, 2))
             _set_text(output, text)
             cut, room, budget = True, 0, -1
