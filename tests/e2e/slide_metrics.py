@@ -4,8 +4,8 @@
 - at most 90 visible words a slide, 40 on average (in prose a Chinese character counts as 1 / CJK_CHARS_PER_WORD of
   a word, as in tools/slide_text.py; code and output are counted by spaces, as tools/deck.py counts them); nothing
   past the slide's edges, nothing below its bottom;
-- code and printed output at 22 px or more (tables of output too), and never wrapped: every line of a code or output
-  block is drawn as one line;
+- code and printed output at 22 px or more, and every table (of output or of the prose), and never wrapped: every line
+  of a code or output block is drawn as one line;
 - no sentence cut short: no paragraph, list item, table cell or quote ends with an ellipsis;
 - figure text at 16 px or more: the height of a figure's smallest text in its own pixels (``data-text-px``, from
   tools/slide_figures.py) times the scale the slide draws it at;
@@ -107,6 +107,8 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
       .map(el => el.innerText.trim()).filter(t => /(…|\.\.\.)$/.test(t)).map(t => t.slice(-60));
     const blocks = code.filter(c => c.tagName === 'PRE').map(c => c.textContent).join(' ');
     const codePx = code.map(c => parseFloat(getComputedStyle(c).fontSize) * Reveal.getScale());
+    const tablePx = [...s.querySelectorAll('td, th')].filter(c => !skip(c) && c.textContent.trim())
+      .map(c => parseFloat(getComputedStyle(c).fontSize) * Reveal.getScale());
     const cjkCode = code.filter(c => CJK.test(c.textContent)).map(c => getComputedStyle(c).fontFamily);
     const images = [...s.querySelectorAll('img')].filter(img => !skip(img));
     const figures = images.map(img => {
@@ -128,7 +130,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
       i, h: at.h, v: at.v, title: heading ? heading.textContent.replace('¶', '').trim() : '', words,
       content: s.scrollHeight, room: s.clientHeight, widest: Math.round(widest), slideWidth: Math.round(box.width),
       overflow: overflow.slice(0, 4), overflowCount: overflow.length,
-      codePx: codePx.length ? Math.min(...codePx) : null,
+      codePx: codePx.length ? Math.min(...codePx) : null, tablePx: tablePx.length ? Math.min(...tablePx) : null,
       figurePx: figures.length ? Math.min(...figures) : null, unmarked,
       wrapped: wrapped.slice(0, 3), wrappedCount: wrapped.length, cut: cut.slice(0, 3), cutCount: cut.length,
       notesMath, flatMath, leftTeX, notesLinks,
@@ -180,6 +182,7 @@ def problems(rows: list[dict]) -> list[str]:
             (r["overflowCount"] > 0, f"{r['overflowCount']} element(s) past the right edge: {r['overflow']}"),
             (r["content"] > r["room"], f"content {r['content']} px tall > {r['room']}"),
             (r["codePx"] is not None and r["codePx"] < MIN_CODE_PX - 0.01, f"code at {r['codePx'] or 0:.1f} px"),
+            (r["tablePx"] is not None and r["tablePx"] < MIN_CODE_PX - 0.01, f"a table at {r['tablePx'] or 0:.1f} px"),
             (small_figure(r), f"figure text at {r['figurePx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}"),
             (r["unmarked"] > 0, f"{r['unmarked']} figure(s) without data-text-px (tools/slide_figures.py)"),
             (r["wrappedCount"] > 0, f"code or output wrapped: {r['wrapped']}"),
