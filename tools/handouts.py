@@ -87,7 +87,8 @@ PACK = """perPage => {
 }"""
 
 # What is still wider than the page's column (a long formula, a wide table) is zoomed to fit it: wider content would
-# make Chromium shrink every page of the PDF. Returns the widest right edge of any note's part (px), after.
+# make Chromium shrink every page of the PDF. Returns the widest right edge of any note's part (px), after, and how
+# many code blocks of the notes draw a line of theirs on two lines.
 FIT = """() => {
   const column = document.querySelector('.staging').getBoundingClientRect().right;
   for (const el of document.querySelectorAll('.notes > *, .notes math[display="block"], .notes table')) {
@@ -95,7 +96,14 @@ FIT = """() => {
     const wide = Math.max(box.right, box.left + el.scrollWidth);
     if (wide > column + 0.5) el.style.zoom = (column - box.left) / (wide - box.left);
   }
-  return Math.max(0, ...[...document.querySelectorAll('.notes *')].map(el => el.getBoundingClientRect().right));
+  const widest = Math.max(0, ...[...document.querySelectorAll('.notes *')].map(el => el.getBoundingClientRect().right));
+  const wrapped = [...document.querySelectorAll('.notes pre')].filter(pre => {  // lines drawn for the lines written
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+    return tops.size > pre.textContent.replace(/\\n+$/, '').split('\\n').filter(l => l.trim()).length;
+  }).length;
+  return [widest, wrapped];
 }"""
 
 # The Chinese subset (book/_static/course-cjk.css) loaded before the pages are laid out and printed.
@@ -116,10 +124,11 @@ h1.deck { font-size: 13pt; margin: 0 0 3mm; }
 .slide-block img { float: left; width: 112mm; height: 63mm; margin: 0 4mm 1mm 0; border: 0.2mm solid #999; }
 .notes { line-height: 1.3; overflow-wrap: anywhere; }  /* beside the slide, then the page's whole width below it */
 .notes math[display="block"], .notes table { clear: left; }  /* wide by nature: below the slide, whole width */
+/* code too (each line drawn as one: 120 columns of 7 pt fit the page's width; FIT zooms a longer one) */
 .notes p, .notes ul, .notes ol { margin: 0 0 1.5mm; }
 .notes ul, .notes ol { padding-left: 4mm; }
 .notes h1, .notes h2, .notes h3, .notes h4 { font-size: 9pt; margin: 0 0 1mm; }
-.notes pre { white-space: break-spaces; font-size: 7pt; background: #f4f4f4; padding: 1mm; margin: 0 0 1.5mm; }
+.notes pre { white-space: pre; clear: left; font-size: 7pt; background: #f4f4f4; padding: 1mm; margin: 0 0 1.5mm; }
 .notes code, .notes pre { font-family: "Noto Sans SC Course Subset", "DejaVu Sans Mono", monospace; }
 .notes code { font-size: 0.92em; }
 .notes table { border-collapse: collapse; font-size: 7.5pt; margin-bottom: 1.5mm; }
@@ -209,7 +218,7 @@ def print_deck(browser, url: str, out: Path) -> dict:
         page.goto(origin + "/handout.html", wait_until="load")
         page.emulate_media(media="print")
         page.evaluate(FONTS)
-        widest = page.evaluate(FIT)
+        widest, wrapped = page.evaluate(FIT)
         sheets = page.evaluate(PACK, PER_PAGE)
         page.pdf(path=str(out), format="A4", print_background=True, prefer_css_page_size=True)
         return {
@@ -218,6 +227,7 @@ def print_deck(browser, url: str, out: Path) -> dict:
             "sheets": [s["slides"] for s in sheets],
             "pages": sum(s["pages"] for s in sheets),
             "widest_px": widest,  # of the notes, within the page's 703 px: else Chromium shrinks every page
+            "wrapped_code": wrapped,  # code blocks of the notes with a line drawn on two
         }
     finally:
         page.close()

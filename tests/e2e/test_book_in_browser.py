@@ -353,6 +353,7 @@ def test_a_handout_holds_every_slide_with_its_notes_two_or_three_a_page(book_url
     assert max(done["sheets"]) <= handouts.PER_PAGE and done["slides"] / done["pages"] >= 2, done
     assert done["notes"] >= done["slides"] // 2, f"only {done['notes']} of {done['slides']} slides have notes"
     assert done["widest_px"] <= 703.5, f"notes {done['widest_px']:.0f} px wide: Chromium would shrink every page"
+    assert done["wrapped_code"] == 0, f"{done['wrapped_code']} code blocks of the notes wrap a line"
     data = pdf.read_bytes()
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", data))
     assert data.startswith(b"%PDF") and pages == done["pages"], f"{pages} pages for {done['pages']}"
