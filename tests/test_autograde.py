@@ -114,6 +114,7 @@ def _by_hand_notebook(
         ("w = [math.exp(1) / 11.1073, 0.0, 1 / 11.1073]", []),  # a calculator's arithmetic
         ("w = torch.tensor([0.2447, 0.0, 0.0900, 0.6652])", []),  # numbers written down as a tensor
         ("w = tensor([0.2447, 0.0, 0.0900, 0.6652], dtype=torch.float64)", []),
+        ('from course_lib.classroom.exercises import unanswered\nw = unanswered("Exercise 1: w")', []),  # the release
     ],
 )
 def test_a_by_hand_answer_that_computes_with_the_library_is_named(answer, used):
@@ -131,6 +132,20 @@ def test_the_reference_answers_of_the_by_hand_exercises_use_the_library_only_to_
 
     paths = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
     assert {p.name: library_calls(nbformat.read(p, as_version=4)) for p in paths} == {p.name: [] for p in paths}
+
+
+def test_the_student_release_handed_in_unchanged_is_not_flagged_as_computed_with_the_library():
+    """Its answer cells import the placeholder ``unanswered`` from course_lib: a release, not a calculation."""
+    from course_lib.classroom.calculator import library_calls
+    from course_lib.classroom.student import student_notebook
+
+    found = {}
+    for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+        release, exercises = student_notebook(nbformat.read(path, as_version=4))
+        for ex in exercises:
+            release.cells[ex.solution_cell].metadata["nbgrader"] = {"solution": True, "grade_id": ex.label}
+        found[path.name] = library_calls(release)
+    assert found == dict.fromkeys(found, [])
 
 
 def test_a_by_hand_answer_computed_with_the_library_is_flagged_not_zeroed(tmp_path):

@@ -27,6 +27,7 @@ BY_HAND = re.compile(r"\bby hand\b|手算")  # in an exercise's heading
 LIBRARIES = frozenset({"course_lib", "torch", "numpy", "scipy", "sklearn", "jax", "pandas", "sympy"})
 # what writes numbers down as a tensor or an array, and computes nothing
 CONSTRUCTORS = frozenset({"tensor", "as_tensor", "array", "asarray", "float16", "float32", "float64", "int32", "int64"})
+PLACEHOLDER = "course_lib.classroom.exercises.unanswered"  # the student release's answer, before the student's
 _HEADING = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\b|练习).*$")
 _MAGIC = re.compile(r"(?m)^\s*[%!].*$")
 
@@ -50,7 +51,8 @@ def _bound(nb: NotebookNode) -> dict[str, str]:
                           for a in node.names}  # fmt: skip
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 bound |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
-    return {name: origin for name, origin in bound.items() if origin.split(".")[0] in LIBRARIES}
+    libraries = {name: origin for name, origin in bound.items() if origin.split(".")[0] in LIBRARIES}
+    return {name: origin for name, origin in libraries.items() if origin != PLACEHOLDER}
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
