@@ -75,10 +75,19 @@ def test_a_heading_only_summary_takes_every_bullet_of_its_notes_in_whole_sentenc
             "A value $x = 1.5$ and (i.e. this) one. Then `a.b()` runs",
             ["A value $x = 1.5$ and (i.e. this) one.", "Then `a.b()` runs"],
         ),
+        ("Vaswani et al. (2017) add a vector. Then more.", ["Vaswani et al. (2017) add a vector.", "Then more."]),
     ],
 )
 def test_sentences_are_whole_and_never_split_a_formula(text, expected):
     assert slide_text.sentences(text) == expected
+
+
+
+def test_a_year_at_the_start_of_a_line_goes_on_the_paragraph_not_a_list():
+    """Notebook 15: "LoRA (Hu et al.,\n2022) assumes ..." showed on its slide as "2022. assumes ...", a list item."""
+    text = "## LoRA\n\nFull fine-tuning learns a change. LoRA (Hu et al.,\n2022) assumes the change has low rank.\n"
+    assert [kind for kind, _ in slide_text.blocks(text)] == ["heading", "para"]
+    assert [kind for kind, _ in slide_text.blocks("Steps:\n1. one\n2. two\n")] == ["para", "list"]
 
 
 def test_a_long_first_sentence_stays_in_the_notes_rather_than_being_cut():
@@ -357,6 +366,20 @@ def test_each_panel_of_a_figure_gets_a_slide():
     cells = shaped(c)
     assert [x.metadata["slideshow"]["slide_type"] for x in cells] == ["subslide"] * 3
     assert all(len(x.outputs) == 1 and "image/png" in x.outputs[0]["data"] for x in cells)
+
+
+
+def test_the_panels_of_a_figure_keep_their_order_when_the_first_leaves_its_code():
+    """Deck 08 showed a figure's panels 2, 3, then 1: the first panel, moved off its code's slide to be read, went
+    after the others."""
+    source = "\n".join(f"draw_line_{k}(ax, data, k={k})" for k in range(12))
+    c = cell("code", source, "subslide")
+    c.id = "fig"
+    png = base64.b64encode(panels_png(3)).decode()
+    c.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
+    shown = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
+    assert [x.id for x in shown] == ["fig", "fig-figure-1", "fig-panel-2", "fig-panel-3"]
+    assert shown[0].outputs == [] and all(len(x.outputs) == 1 for x in shown[1:])
 
 
 def test_every_deck_is_shaped_within_the_word_rules():

@@ -323,11 +323,12 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
     before = on_slide if last is cell else 0  # the words of prose before the code on its slide
     on_slide = (on_slide if last is cell else 0) + _cell_words(last, OUTPUT_ONLY in last["metadata"].get("tags", []))
     groups = slide_figures.split_outputs(last.get("outputs", []))
+    panels = []
     if len(groups) > 1:  # a figure of several panels: one panel a slide
         last["outputs"] = groups[0]
-        more += [_output_slide(cell, group, f"panel-{k}") for k, group in enumerate(groups[1:], 2)]
+        panels = [_output_slide(cell, group, f"panel-{k}") for k, group in enumerate(groups[1:], 2)]
         on_slide = 0
-    more += _figures_alone(cell, last, before)
+    more += _figures_alone(cell, last, before) + panels  # the first panel, moved to a slide of its own, first
     if more and more[-1] is not last and _has_figure(more[-1]):
         on_slide = 0
     notes = []

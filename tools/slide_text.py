@@ -117,7 +117,10 @@ def _line_kind(line: str, stripped: str, current: str | None) -> str:
         return "table"
     if stripped.startswith(">"):
         return "quote"
-    if LIST_ITEM.match(line) or (current == "list" and line[:1] in " \t"):
+    item = LIST_ITEM.match(line)
+    if item and current == "para" and item[2][:-1].isdigit() and int(item[2][:-1]) != 1:
+        return "para"  # "2022) assumes ..." goes on a paragraph: only "1." or "1)" starts a list inside one (CommonMark)
+    if item or (current == "list" and line[:1] in " \t"):
         return "list"
     if stripped.startswith("<") and current != "para":
         return "html"
@@ -126,7 +129,7 @@ def _line_kind(line: str, stripped: str, current: str | None) -> str:
 
 def _abbreviation(atom: str) -> bool:
     bare = atom.lower().strip("*_")
-    return bare in ("e.g.", "i.e.", "cf.", "vs.", "etc.", "etc.)", "(e.g.", "(i.e.", "(cf.") or bool(
+    return bare in ("e.g.", "i.e.", "cf.", "vs.", "etc.", "etc.)", "(e.g.", "(i.e.", "(cf.", "al.", "fig.", "eq.") or bool(
         re.fullmatch(r"\(?\d+\.", bare)
     )
 
