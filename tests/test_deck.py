@@ -82,7 +82,6 @@ def test_sentences_are_whole_and_never_split_a_formula(text, expected):
     assert slide_text.sentences(text) == expected
 
 
-
 def test_a_year_at_the_start_of_a_line_goes_on_the_paragraph_not_a_list():
     """Notebook 15: "LoRA (Hu et al.,\n2022) assumes ..." showed on its slide as "2022. assumes ...", a list item."""
     text = "## LoRA\n\nFull fine-tuning learns a change. LoRA (Hu et al.,\n2022) assumes the change has low rank.\n"
@@ -368,7 +367,6 @@ def test_each_panel_of_a_figure_gets_a_slide():
     assert all(len(x.outputs) == 1 and "image/png" in x.outputs[0]["data"] for x in cells)
 
 
-
 def test_the_panels_of_a_figure_keep_their_order_when_the_first_leaves_its_code():
     """Deck 08 showed a figure's panels 2, 3, then 1: the first panel, moved off its code's slide to be read, went
     after the others."""
@@ -380,6 +378,39 @@ def test_the_panels_of_a_figure_keep_their_order_when_the_first_leaves_its_code(
     shown = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
     assert [x.id for x in shown] == ["fig", "fig-figure-1", "fig-panel-2", "fig-panel-3"]
     assert shown[0].outputs == [] and all(len(x.outputs) == 1 for x in shown[1:])
+
+
+def test_an_exercise_slide_shows_the_code_it_asks_for_and_never_the_solution():
+    """A lecturer's trial: exercise slides showed the given numbers but not the question, or only their title."""
+    from tools import slide_tasks
+
+    heading = cell("markdown", "### Exercise 1: add one\n\nWrite `f(x)`, " + "a long task " * 30 + ".", "subslide")
+    heading.id = "ex1"
+    answer = cell(
+        "code", "def f(x):\n    # x: (n,) -> (n,)\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION", "-"
+    )
+    value = cell("code", "# Exercise 2: a number\n# BEGIN SOLUTION\nn_ex2 = 3 * 4\n# END SOLUTION", "-")
+    nb = nbformat.v4.new_notebook(cells=[heading, answer, cell("markdown", "### Exercise 2 (by hand)", "-"), value])
+    nb.cells[2].id = "ex2"
+    deck_cells = [nb.cells[0], nb.cells[2]]  # the deck holds the headings, not the answer cells
+    shown = slide_tasks.with_tasks({**nb, "cells": deck_cells}, nb)["cells"]
+    assert [c["id"] for c in shown] == ["ex1", "ex1-task", "ex2", "ex2-task"]
+    assert shown[1]["source"] == "def f(x):\n    # x: (n,) -> (n,)\n    ..."
+    assert shown[3]["source"] == "# Exercise 2: a number\nn_ex2 = ..."
+
+
+def test_no_deck_shows_a_solution_in_an_exercise_task():
+    from course_lib.classroom.stubs import solution_regions
+
+    for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        tasks = [c for c in build_book.slides_notebook(nb, path.name).cells if c.get("id", "").endswith("-task")]
+        solved = {line.strip() for c in nb["cells"] if c["cell_type"] == "code"
+                  for begin, end, _ in solution_regions("".join(c["source"]))
+                  for line in "".join(c["source"]).splitlines()[begin + 1 : end] if line.strip()}  # fmt: skip
+        assert tasks, f"{path.name}: its exercises' slides show no task"
+        for task in tasks:
+            assert not {line.strip() for line in task.source.splitlines()} & solved, (path.name, task.source)
 
 
 def test_every_deck_is_shaped_within_the_word_rules():

@@ -39,7 +39,7 @@ from markdown_it import MarkdownIt
 from nbconvert.preprocessors import TagRemovePreprocessor
 
 from course_lib.paths import ROOT
-from tools import deck, sections
+from tools import deck, sections, slide_tasks
 from tools.book_pages import (  # noqa: F401 (re-exported: tests/test_book.py and tools/handouts.py use them here)
     REMOVE_TAG,
     WIDGET_STATE,
@@ -225,7 +225,8 @@ def slides_notebook(nb: dict, name: str = "the notebook") -> dict:
     if not sections.is_sectioned(nb):
         raise ValueError(f"{name} has no section badges: shape it first (python -m tools.sections --write)")
     nb = remove_tagged_cells(static_widgets(nb))
-    node = nbformat.from_dict(deck.shape(sections.slides(nb), Path(name).name if name.endswith(".ipynb") else None))
+    shown = slide_tasks.with_tasks(sections.slides(nb), nb)  # each exercise's slide with the code it asks for
+    node = nbformat.from_dict(deck.shape(shown, Path(name).name if name.endswith(".ipynb") else None))
     TagRemovePreprocessor(remove_input_tags={OUTPUT_ONLY_TAG}).preprocess(node, {})
     return node
 

@@ -119,7 +119,7 @@ def _line_kind(line: str, stripped: str, current: str | None) -> str:
         return "quote"
     item = LIST_ITEM.match(line)
     if item and current == "para" and item[2][:-1].isdigit() and int(item[2][:-1]) != 1:
-        return "para"  # "2022) assumes ..." goes on a paragraph: only "1." or "1)" starts a list inside one (CommonMark)
+        return "para"  # "2022) assumes ...": only "1." or "1)" starts a list inside a paragraph (CommonMark)
     if item or (current == "list" and line[:1] in " \t"):
         return "list"
     if stripped.startswith("<") and current != "para":
@@ -129,9 +129,8 @@ def _line_kind(line: str, stripped: str, current: str | None) -> str:
 
 def _abbreviation(atom: str) -> bool:
     bare = atom.lower().strip("*_")
-    return bare in ("e.g.", "i.e.", "cf.", "vs.", "etc.", "etc.)", "(e.g.", "(i.e.", "(cf.", "al.", "fig.", "eq.") or bool(
-        re.fullmatch(r"\(?\d+\.", bare)
-    )
+    known = ("e.g.", "i.e.", "cf.", "vs.", "etc.", "etc.)", "(e.g.", "(i.e.", "(cf.", "al.", "fig.", "eq.")
+    return bare in known or bool(re.fullmatch(r"\(?\d+\.", bare))
 
 
 def sentences(text: str) -> list[str]:

@@ -1,0 +1,57 @@
+"""What an exercise's slide shows of its task: the code the student writes, as the student release gives it.
+
+An exercise's prose gives the setting and the task in sentences often too long for a slide, which keeps whole
+sentences only (tools.slide_text): a lecturer's trial found exercise slides that showed the given numbers but not the
+question, and some that showed only their title. The answer cell says what to produce in a few lines: the names of a
+by-hand answer (``vocab_size_ex1 = ...``) or the signature of a function to write, with the comments that say what
+goes in and what comes out. ``with_tasks(deck, nb)`` puts that code after each exercise's heading cell in the deck:
+the student release's stub (course_lib.classroom.stubs) with its placeholders written ``...``. Never the solution.
+"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+
+from course_lib.classroom.notebook import find_exercises
+from course_lib.classroom.stubs import stub_source
+from tools import slide_code
+
+# an exercise's heading, as course_lib.classroom.notebook reads it
+_HEADING = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\s+|练习\s*)([0-9A-Za-z]\w*)")
+_DROPPED = re.compile(r"^\s*(# YOUR (CODE|ANSWER) HERE.*|from course_lib\.classroom\.exercises import unanswered)$")
+
+
+def task_code(source: str, label: str) -> str:
+    """The code an answer cell asks for (its source with solution regions), as the release shows it, placeholders
+    written ``...``, without comments wider than a slide."""
+    stub, _ = stub_source(source, label)
+    lines = []
+    for line in stub.splitlines():
+        if _DROPPED.match(line) or (line.lstrip().startswith("#") and slide_code.width(line) > slide_code.COLUMNS):
+            continue  # (a comment wider than a slide: the notes and the book keep it)
+        line = re.sub(r"raise NotImplementedError\(.*\)$", "...", line)
+        lines.append(re.sub(r"= unanswered\(.*\)$", "= ...", line))
+    return "\n".join(lines).strip("\n")
+
+
+def with_tasks(deck: dict, nb: dict) -> dict:
+    """``deck`` (tools.sections.slides of ``nb``) with a code cell of each exercise's task after the deck's cell that
+    heads the exercise (the last markdown cell of ``nb`` before the answer cell whose heading names it)."""
+    notebook = nbformat.from_dict(nb)
+    tasks: dict[str, str] = {}
+    for ex in find_exercises(notebook):
+        number = ex.label.split()[-1]
+        heading = next((c for c in reversed(notebook.cells[: ex.solution_cell]) if c.cell_type == "markdown"
+                        and number in _HEADING.findall("".join(c.source))), None)  # fmt: skip
+        if heading is not None and heading.get("id"):
+            tasks[heading["id"]] = task_code("".join(notebook.cells[ex.solution_cell].source), ex.label)
+    cells = []
+    for cell in deck["cells"]:
+        cells.append(cell)
+        if cell.get("id") in tasks and cell["cell_type"] == "markdown":
+            task = nbformat.v4.new_code_cell(tasks[cell["id"]], id=f"{cell['id']}-task")
+            task.metadata["slideshow"] = {"slide_type": "-"}
+            cells.append(task)
+    return {**deck, "cells": cells}
