@@ -4,8 +4,9 @@ An exercise's prose gives the setting and the task in sentences often too long f
 sentences only (tools.slide_text): a lecturer's trial found exercise slides that showed the given numbers but not the
 question, and some that showed only their title. The answer cell says what to produce in a few lines: the names of a
 by-hand answer (``vocab_size_ex1 = ...``) or the signature of a function to write, with the comments that say what
-goes in and what comes out. ``with_tasks(deck, nb)`` puts that code after each exercise's heading cell in the deck:
-the student release's stub (course_lib.classroom.stubs) with its placeholders written ``...``. Never the solution.
+goes in and what comes out. ``with_tasks(deck, nb)`` puts that code after each exercise's heading cell in the deck
+where its slide does not already name what to write: the student release's stub (course_lib.classroom.stubs) with its
+placeholders written ``...``. Never the solution.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import nbformat
 from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.stubs import stub_source
 from tools import slide_code
+from tools.slide_text import slide_pages
 
 # an exercise's heading, as course_lib.classroom.notebook reads it
 _HEADING = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\s+|练习\s*)([0-9A-Za-z]\w*)")
@@ -38,19 +40,30 @@ def task_code(source: str, label: str) -> str:
 
 def with_tasks(deck: dict, nb: dict) -> dict:
     """``deck`` (tools.sections.slides of ``nb``) with a code cell of each exercise's task after the deck's cell that
-    heads the exercise (the last markdown cell of ``nb`` before the answer cell whose heading names it)."""
+    heads the exercise (the last markdown cell of ``nb`` before the answer cell whose heading names it), where that
+    cell is shown on a slide and what its slide shows of it (tools.slide_text) does not already name every function
+    or value the answer writes ("Implement `merge(ids, pair, new_id)`: ..."; the slide's words are counted)."""
     notebook = nbformat.from_dict(nb)
     tasks: dict[str, str] = {}
     for ex in find_exercises(notebook):
         number = ex.label.split()[-1]
         heading = next((c for c in reversed(notebook.cells[: ex.solution_cell]) if c.cell_type == "markdown"
                         and number in _HEADING.findall("".join(c.source))), None)  # fmt: skip
-        if heading is not None and heading.get("id"):
-            tasks[heading["id"]] = task_code("".join(notebook.cells[ex.solution_cell].source), ex.label)
+        if heading is None or not heading.get("id"):
+            continue
+        source = "".join(notebook.cells[ex.solution_cell].source)
+        shown = slide_pages("".join(heading.source))[0]
+        if not all(re.search(rf"`{re.escape(name)}\b", shown) for name in stub_source(source, ex.label)[1]):
+            tasks[heading["id"]] = task_code(source, ex.label)
     cells = []
     for cell in deck["cells"]:
         cells.append(cell)
-        if cell.get("id") in tasks and cell["cell_type"] == "markdown":
+        kind = cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "-")
+        if (
+            cell.get("id") in tasks
+            and cell["cell_type"] == "markdown"
+            and kind in ("slide", "subslide", "fragment", "-")
+        ):
             task = nbformat.v4.new_code_cell(tasks[cell["id"]], id=f"{cell['id']}-task")
             task.metadata["slideshow"] = {"slide_type": "-"}
             cells.append(task)
