@@ -114,3 +114,18 @@ def test_every_shaped_notebook_has_badges_tags_times_and_a_deck(path):
     assert sections.is_sectioned(nb), f"{path.name} has no section badges (python -m tools.sections)"
     problems = sections.check(nb) + sections.slide_problems(nb)
     assert problems == [], f"{path.name}: " + "; ".join(problems)
+
+
+def test_a_deck_of_two_lectures_says_where_the_second_begins():
+    """A lecturer's trial: the two-lecture decks (08, 10, 12, 15) did not mark where lecture 2 starts."""
+    import json
+
+    for name, title in (("10_vision_transformer", "# Lecture 2"), ("zh/10_vision_transformer", "# 第 2 讲")):
+        nb = json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
+        deck = sections.slides(nb)
+        dividers = [i for i, c in enumerate(deck["cells"]) if c.get("id") == "lecture-2"]
+        assert len(dividers) == 1 and deck["cells"][dividers[0]]["source"] == title
+        first = next(s for s in sections.sections(nb)[0] if s.lecture == 2)
+        assert deck["cells"][dividers[0] + 1]["source"] == nb["cells"][first.first_cell]["source"]
+    one = json.loads((NOTEBOOKS_DIR / "05_masks_and_attention_maps.ipynb").read_text(encoding="utf-8"))
+    assert not any(c.get("id", "").startswith("lecture-") for c in sections.slides(one)["cells"])

@@ -220,7 +220,8 @@ def is_sectioned(nb) -> bool:
 
 
 def slides(nb):
-    """The deck: the author's ``slideshow`` marks on core cells; other core Markdown -> notes; the rest skipped."""
+    """The deck: the author's ``slideshow`` marks on core cells; other core Markdown -> notes; the rest skipped; and
+    in a notebook of two lectures, a slide "Lecture 2" ("第 2 讲") where the second begins."""
     nb = copy.deepcopy(nb)
     _, paths = sections(nb)
     for cell, path in zip(nb["cells"], paths, strict=True):
@@ -235,6 +236,16 @@ def slides(nb):
         meta["slideshow"] = {"slide_type": kind}
     if nb["cells"]:
         nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}  # a deck opens with a slide
+    found, _ = sections(nb)
+    starts = {}  # a deck of two lectures: a slide that says where the second begins, before its first core section
+    for s in found:
+        if s.kind == CORE and s.lecture > 1 and s.lecture not in starts:
+            chinese = "第" in _source(nb["cells"][s.first_cell])
+            starts[s.lecture] = (s.first_cell, f"第 {s.lecture} 讲" if chinese else f"Lecture {s.lecture}")
+    for lecture, (i, title) in sorted(starts.items(), reverse=True):
+        divider = {"cell_type": "markdown", "id": f"lecture-{lecture}", "source": f"# {title}",
+                   "metadata": {"slideshow": {"slide_type": "slide"}}}  # fmt: skip
+        nb["cells"].insert(i, divider)
     return nb
 
 
