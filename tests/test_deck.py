@@ -341,6 +341,16 @@ def test_panels_that_share_their_value_axis_each_get_its_labels():
     assert (first == second).all(), "the second panel with the first one's axis"
 
 
+def test_the_one_colour_bar_of_a_figure_goes_with_each_panel():
+    """Two heat maps, one colour bar right of the second (one scale for both): the first panel's slide showed none."""
+    pixels = np.full((300, 900), 255, dtype=np.uint8)
+    pixels[40:280, 20:400] = pixels[40:280, 460:840] = 0  # the panels
+    pixels[40:280, 860:875] = 0  # the bar
+    pixels[60:261:50, 880:890] = 0  # its ticks
+    first, second = inks(slide_figures.panels(png_of(pixels), text_px=7))
+    assert first.sum() == second.sum() == 240 * 380 + 240 * 15 + 5 * 10, "each panel with the bar and its ticks"
+
+
 def test_a_title_over_all_panels_goes_wrapped_with_each_panel():
     """A title centred over three panels, 12 words of 60 columns 10 apart, wider than a panel."""
     pixels = np.full((330, 1260), 255, dtype=np.uint8)

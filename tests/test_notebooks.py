@@ -122,3 +122,22 @@ def test_every_uncompared_cell_still_checks_its_claim(nb):
     what it claims, so a wrong result still fails on every machine."""
     unchecked = [i for i, c in enumerate(code_cells(nb)) if output_ignored(c) and "assert" not in "".join(c["source"])]
     assert not unchecked, f"{nb.name}: code cell(s) {unchecked} ignore their output and assert nothing"
+
+
+def test_heat_maps_that_share_one_colour_bar_share_one_scale():
+    """A figure that draws one colour bar for several heat maps (``colorbar=h == 3``) gives them one range (``vmax``):
+    cl.plot_attention's default scales each panel to its own largest weight, which the one bar, drawn for the last
+    panel, then misdescribes (06 and 11 did), and the slides copy that bar to every panel (tools/figure_panels.py)."""
+    import ast
+
+    found = []
+    for path in NOTEBOOKS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code" or "plot_attention" not in "".join(cell["source"]):
+                continue
+            for node in ast.walk(ast.parse(re.sub(r"(?m)^\s*[%!].*$", "", "".join(cell["source"])))):
+                words = {k.arg: k.value for k in getattr(node, "keywords", [])}
+                name = getattr(getattr(node, "func", None), "attr", getattr(getattr(node, "func", None), "id", ""))
+                if name == "plot_attention" and "colorbar" in words and not isinstance(words["colorbar"], ast.Constant):
+                    found.append((path.name, "vmax" in words))
+    assert found and all(shared for _, shared in found), found

@@ -163,8 +163,8 @@ def pieces(image, used: np.ndarray, top: int, at: list[int]) -> list:
     """The figure below row ``top`` cut at the columns ``at``, one RGBA image each. A line of text that a cut passes
     through (a panel's title that reaches over the gap) goes whole to the piece that holds most of it, and the other
     piece leaves it out: pixels that a piece does not own are painted background. Each piece takes along the title
-    above row ``top`` (wrapped to its width) and, when it has lost its value axis to the first piece (panels that
-    share it), the first piece's."""
+    above row ``top`` (wrapped to its width), when it has lost its value axis to the first piece (panels that share
+    it) the first piece's, and when the figure's one colour bar went with the last piece, that bar."""
     from PIL import Image
 
     rgba = np.asarray(image.convert("RGBA"))
@@ -188,6 +188,7 @@ def pieces(image, used: np.ndarray, top: int, at: list[int]) -> list:
         pixels[~mine] = background
         out.append(pixels[top:, min(left, a) : max(right, b)])
     out = [out[0], *(_with_axis(piece, out[0], background) for piece in out[1:])]
+    out = [*(_with_bar(piece, out[-1], background, image.width) for piece in out[:-1]), out[-1]]
     title = rgba[:top]
     return [Image.fromarray(_with_title(piece, title, background), "RGBA").convert(image.mode) for piece in out]
 
@@ -212,6 +213,27 @@ def _with_axis(piece: np.ndarray, first: np.ndarray, background) -> np.ndarray:
     if not same_rows or mine.sum() >= theirs.sum() / 3:
         return piece
     return np.concatenate([first[:, :there], piece[:, here:]], axis=1)
+
+
+def _bars(pixels: np.ndarray, width: int) -> list[tuple[int, int]]:
+    """The columns of each colour bar of a piece: a run of columns inked over half its height, narrower than BAR of
+    the figure's ``width``."""
+    tall = ink_of(pixels).sum(axis=0) > 0.5 * pixels.shape[0]
+    return [(int(a), int(b)) for a, b in runs(tall) if b - a < BAR * width]
+
+
+def _with_bar(piece: np.ndarray, last: np.ndarray, background, width: int) -> np.ndarray:
+    """``piece`` with the last piece's colour bar (and its ticks and label) on its right, when the figure drew one
+    bar, right of its last panel, for panels that have none: their scale. (One bar for several panels says they
+    share one scale; the course's figures hold to it, tests/test_notebooks.py.)"""
+    bars, tall = _bars(last, width), np.flatnonzero(ink_of(last).sum(axis=0) > 0.5 * last.shape[0])
+    if len(bars) != 1 or _bars(piece, width) or tall[tall < bars[0][0]].size == 0:
+        return piece
+    gap = bars[0][0] - int(tall[tall < bars[0][0]][-1]) - 1  # between the last panel and its bar
+    block = last[:, bars[0][0] - gap // 2 :]
+    inked = np.flatnonzero(ink_of(piece).any(axis=0))
+    kept = piece[:, : int(inked[-1]) + 1 + gap // 2] if inked.size else piece
+    return np.concatenate([kept, block], axis=1)
 
 
 def _with_title(piece: np.ndarray, title: np.ndarray, background) -> np.ndarray:
