@@ -137,11 +137,24 @@ def test_wordy_code_loses_comments_and_checks_and_its_output_moves_to_the_next_s
 def test_a_cut_output_does_not_end_on_a_line_that_announces_what_is_cut():
     c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
     printed = "".join(f"d{k}\n" for k in range(deck.SLIDE_LINES - 4)) + "the first training pairs:\n"
-    printed += "".join(f"  pair {k}\n" for k in range(12))  # more lines than the slide has room for
+    printed += "".join(f"  pair {k}\n" for k in range(40))  # more lines than two slides have room for
     c.outputs = [nbformat.v4.new_output("stream", text=printed)]
     shown = shaped(c)[0].outputs[0]["text"].splitlines()
     assert re.match(r"⋮ \(\d+ more lines in the notes\)$", shown[-1]), shown
     assert not shown[-2].endswith(":"), shown
+
+
+def test_an_output_a_little_longer_than_its_slide_goes_on_over_the_next():
+    """A lecturer's trial: 12's table of five sampling settings lost its last row to the notes on a half-empty slide."""
+    c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
+    c.id = "table"
+    rows = [f"setting {k}: " + " ".join(f"0.{k}{j}" for j in range(8)) for k in range(7)]  # 10 words a row
+    c.outputs = [nbformat.v4.new_output("stream", text="\n".join(rows) + "\n")]
+    first, second = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
+    shown = first.outputs[0]["text"].splitlines()
+    assert shown[-1] == deck.CONTINUED and second.id == "table-output-continued"
+    assert shown[:-1] + second.outputs[0]["text"].splitlines() == rows, "every row, in order, none twice"
+    assert deck.code_words(first.outputs[0]["text"]) <= deck.SLIDE_WORDS
 
 
 def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program():

@@ -42,6 +42,7 @@ SLIDE_WORDS = 60  # a code cell that would fill a slide beyond this starts a sli
 FIGURE_WORDS = 20  # a figure after more words than this gets a slide of its own, and the room to be read
 SHOWN_KINDS = ("slide", "subslide", "fragment", "-")
 OUTPUT_ONLY = "slide-output-only"  # the tag of a code cell whose slide shows its output alone
+CONTINUED = "⋮ (continued on the next slide)"  # the last line of an output that goes on over two slides
 # Lines that are addressed to the tests or the grader, never to a student in a lecture hall.
 MARKER = re.compile(
     r"^\s*#+\s*(NBVAL_\w+|(BEGIN|END) (SOLUTION|HIDDEN TESTS|MARK SCHEME)|nbgrader\b.*)\s*$", re.I | re.M
@@ -319,7 +320,13 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
     if not output_only and last.get("outputs") and (n > SLIDE_WORDS or lines > MAX_LINES):
         more.append(_output_slide(cell, last["outputs"], "output"))
         last["outputs"], last, room = [], more[-1], SLIDE_LINES - 2
+    texts = [o for o in last.get("outputs", []) if _is_text(o)]
+    whole = _output_text(texts[0]).rstrip("\n").split("\n") if len(texts) == 1 else []
     cut = _cap_output(last, max(room, 4), SLIDE_WORDS)
+    if cut and whole and (rest := _continued(texts[0], whole)):  # the rest fits one more slide: shown there
+        cont = _output_slide(cell, [{**texts[0], "text": rest}], "output-continued")
+        more = [cont, *more] if last is cell else [*more, cont]
+        cut = False
     before = on_slide if last is cell else 0  # the words of prose before the code on its slide
     on_slide = (on_slide if last is cell else 0) + _cell_words(last, OUTPUT_ONLY in last["metadata"].get("tags", []))
     groups = slide_figures.split_outputs(last.get("outputs", []))
@@ -412,6 +419,17 @@ def _cap_output(cell, room: int, budget: int) -> bool:
         else:
             room -= len(lines)
     return cut
+
+
+def _continued(output, whole: list[str]) -> str | None:
+    """After ``_cap_output`` cut ``output`` (its lines were ``whole``): the lines it left out, when they fit one more
+    slide (SLIDE_LINES - 2 lines, SLIDE_WORDS words), its last line then saying so; else None (the notes keep them)."""
+    shown = _output_text(output).rstrip("\n").split("\n")[:-1]  # less the line that says how many are cut
+    rest = whole[len(shown) :]
+    if not shown or len(rest) > SLIDE_LINES - 2 or code_words("\n".join(rest)) > SLIDE_WORDS:
+        return None
+    _set_text(output, "\n".join([*shown, CONTINUED]) + "\n")
+    return "\n".join(rest) + "\n"
 
 
 def _notes(source: str, cell, suffix: str) -> dict:
