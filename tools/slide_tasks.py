@@ -15,13 +15,12 @@ import re
 
 import nbformat
 
+from course_lib.classroom.notebook import _EXERCISE_RE as _HEADING  # an exercise's heading, read one way
 from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.stubs import stub_source
 from tools import slide_code
 from tools.slide_text import slide_pages
 
-# an exercise's heading, as course_lib.classroom.notebook reads it
-_HEADING = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\s+|练习\s*)([0-9A-Za-z]\w*)")
 _DROPPED = re.compile(r"^\s*(# YOUR (CODE|ANSWER) HERE.*|from course_lib\.classroom\.exercises import unanswered)$")
 
 
