@@ -223,6 +223,20 @@ def test_every_lecture_fits_its_slot_by_the_badges(rows):
         assert low <= computed <= high, f"week {row.week} ({row.branch}): a lecture of {computed} min"
 
 
+def test_the_deep_dives_a_lecture_teaches_are_on_its_deck_and_no_others(rows):
+    """The sixth lecturer's trial: the table taught 08 §5.1 and §9, 12 §2.1 and §6.1, 13 §7.1 in lectures whose
+    decks had no slide of them (tools.sections puts a deep dive on the deck when its heading opens a slide)."""
+    taught = {(u.stem, u.ref) for row in rows for u in row.lecture if u.kind == sections.DEEP}
+    on_deck = set()
+    for path in NOTEBOOKS:
+        for s in sections.sections(notebook(path.stem))[0]:
+            if s.kind == sections.DEEP and s.minutes and s.on_deck:
+                number = NUMBERED.match(s.title)
+                on_deck.add((path.stem, f"§{number[1]}" if number else s.title.strip()))
+    assert taught - on_deck == set(), "deep dives taught in a lecture with no slides: mark their heading as a slide"
+    assert on_deck - taught == set(), "deep dives with slides that no lecture teaches: unmark their heading"
+
+
 def test_every_lab_is_timed_by_its_exercises_and_fits(rows):
     for row in rows:
         missing = set(row.exercises) - core_exercises(row.lab_stem)

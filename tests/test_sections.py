@@ -81,11 +81,30 @@ def test_lectures_are_counted_apart_and_the_lab_is_not_prose():
 def test_slides_keep_the_authors_marks_and_turn_other_core_prose_into_notes():
     marked = heading("## 1. A", "core", 10)
     marked.metadata["slideshow"] = {"slide_type": "slide"}
-    deep = heading("## 2. B", "deep-dive", 10)
+    unmarked_deep = heading("## 2. B", "deep-dive", 10)
+    nb = toy(new_markdown_cell("# Title"), marked, new_markdown_cell("prose"), new_code_cell("x"), unmarked_deep)
+    deck = sections.slides(nb)
+    kinds = [c.metadata.slideshow["slide_type"] for c in deck.cells]
+    assert kinds == ["slide", "slide", "notes", "skip", "slide", "skip"], "a deep dive off the deck leaves a signpost"
+    assert deck.cells[4]["source"].startswith("## 2. B\n\n◆ A deep dive (10 min), not part of this lecture")
+
+
+def test_a_deep_dive_whose_heading_is_marked_is_on_the_deck_with_its_marks():
+    """The sixth lecturer's trial: the guide teaches deep dives (08 §5.1 and §9, 12 §2.1) that had no slides, and 08's
+    deck went from section 8 to 10."""
+    deep = heading("### 1.1 B", "deep-dive", 5)
     deep.metadata["slideshow"] = {"slide_type": "slide"}
-    nb = toy(new_markdown_cell("# Title"), marked, new_markdown_cell("prose"), new_code_cell("x"), deep)
-    kinds = [c.metadata.slideshow["slide_type"] for c in sections.slides(nb).cells]
-    assert kinds == ["slide", "slide", "notes", "skip", "skip"], "a deep dive never reaches the deck"
+    shown = new_code_cell("y")
+    shown.metadata["slideshow"] = {"slide_type": "subslide"}
+    nb = toy(new_markdown_cell("# Title"), heading("## 1. A", "core", 10), deep, new_markdown_cell("why"), shown,
+             new_code_cell("z"), heading("### 1.2 C", "deep-dive", 5), new_markdown_cell("more"))  # fmt: skip
+    deck = sections.slides(nb)
+    kinds = [c.metadata.slideshow["slide_type"] for c in deck.cells]
+    assert kinds == ["slide", "notes", "slide", "notes", "subslide", "skip", "skip", "skip"], "### off it: no signpost"
+    assert "*◆ deep dive · 5 min*" in deck.cells[2].source, "its badge as text: the slide says it is a deep dive"
+    found, _ = sections.sections(nb)
+    assert [s.on_deck for s in found] == [True, True, True, False]
+    assert sections.lectures(found)[1]["slides"] == 2, "the slides of a deep dive on the deck count for its lecture"
 
 
 def test_core_path_removes_the_deep_dives():
@@ -129,3 +148,13 @@ def test_a_deck_of_two_lectures_says_where_the_second_begins():
         assert deck["cells"][dividers[0] + 1]["source"] == nb["cells"][first.first_cell]["source"]
     one = json.loads((NOTEBOOKS_DIR / "05_masks_and_attention_maps.ipynb").read_text(encoding="utf-8"))
     assert not any(c.get("id", "").startswith("lecture-") for c in sections.slides(one)["cells"])
+
+
+def test_a_deep_dive_on_the_deck_just_before_lecture_2_opens_it():
+    """08's §5.1 ends section 5 and the guide teaches it in week 9, with lecture 2: the divider goes before it."""
+    deep = heading("### 1.1 B", "deep-dive", 5)
+    deep.metadata["slideshow"] = {"slide_type": "slide"}
+    nb = toy(new_markdown_cell("# Title"), heading("## 1. A", "core", 10, lecture=1), deep,
+             heading("## 2. C", "core", 10, lecture=2))  # fmt: skip
+    titles = [c.source.splitlines()[0] for c in sections.slides(nb).cells]
+    assert titles == ["# Title", "## 1. A", "# Lecture 2", "### 1.1 B", "## 2. C"]

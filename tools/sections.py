@@ -20,7 +20,9 @@ From the badges this tool derives, and with ``--write`` stores:
   gives the core path alone, which is how the tests run it);
 - the "How long" line of the title cell (core path and everything, summed from the badges);
 - the slides: cells the author marked with ``slideshow`` metadata are the deck; core Markdown cells left unmarked
-  become speaker notes, every other unmarked cell and every deep-dive cell is skipped.
+  become speaker notes, every other unmarked cell is skipped. A deep dive is on the deck when its heading cell is
+  marked (the deep dives the lecturer's guide teaches in a lecture, and only those: tests/test_lecturers_guide.py);
+  a ``##`` deep dive off the deck leaves a one-slide signpost, so that the deck's section numbers do not jump.
 
 ``python -m tools.sections notebooks/03_*.ipynb`` prints the sections with their time and words; ``--check``
 exits 1 on a problem (a section without a badge, stale tags or "How long" line, a lecture over its limits);
@@ -31,6 +33,7 @@ its own *and* print what the whole notebook prints.
 from __future__ import annotations
 
 import argparse
+import bisect
 import copy
 import re
 import sys
@@ -45,6 +48,7 @@ BADGE = re.compile(
     r'<span class="section-badge (?P<kind>core|deep-dive)">[●◆] (?:core|deep dive|核心|深入)'
     r"(?: · lecture (?P<lecture>\d)| · 第 (?P<lecture_zh>\d) 讲)? · (?P<minutes>\d+) (?:min|分钟)</span>"
 )
+DEEP_BADGE = re.compile(r'<span class="section-badge deep-dive">(.*?)</span>')
 HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*$", re.M)
 UNBADGED = ("learning objectives", "prerequisites", "further reading")
 NOT_PROSE = ("exercises", "further reading")  # the lab and the reading list: not counted as the lecture's prose
@@ -71,7 +75,8 @@ class Section:
     minutes: int
     lecture: int  # core sections: 1, 2, ...; deep dives: the lecture they follow
     words: int = 0  # Markdown words in the section's cells
-    slides: int = 0  # cells opening a slide or sub-slide
+    slides: int = 0  # cells opening a slide or sub-slide, on the deck
+    on_deck: bool = True  # core sections; a deep dive when its heading cell opens a slide
 
 
 def _source(cell) -> str:
@@ -86,22 +91,24 @@ def sections(nb) -> tuple[list[Section], list[str]]:
         source = _source(cell)
         heading = HEADING.match(source.lstrip()) if cell["cell_type"] == "markdown" else None
         mark = BADGE.search(source) if heading else None
+        opens = cell.get("metadata", {}).get("slideshow", {}).get("slide_type") in SLIDE_KINDS
         if mark:
             kind = mark["kind"]
             if kind == CORE and (mark["lecture"] or mark["lecture_zh"]):
                 lecture = int(mark["lecture"] or mark["lecture_zh"])
             found.append(Section(heading[2], len(heading[1]), i, kind, int(mark["minutes"]), lecture))
+            found[-1].on_deck = kind == CORE or opens
         elif heading and heading[2].strip().lower().rstrip(":") in UNBADGED:
             found.append(Section(heading[2], len(heading[1]), i, CORE, 0, lecture))
         elif heading and len(heading[1]) == 3 and found[-1].level == 3:
             # an unbadged ### after a badged ###: back to its ## section's kind
             parent = next(s for s in reversed(found) if s.level <= 2)
-            found.append(Section(heading[2], 3, i, parent.kind, 0, parent.lecture))
+            found.append(Section(heading[2], 3, i, parent.kind, 0, parent.lecture, on_deck=parent.on_deck))
         section = found[-1]
         paths.append(section.kind)
         if cell["cell_type"] == "markdown" and not _is_lab(found, section):
             section.words += len(re.sub(r"<[^>]+>|\$[^$]*\$", " ", source).split())
-        if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") in SLIDE_KINDS and section.kind == CORE:
+        if opens and section.on_deck:
             section.slides += 1
     return found, paths
 
@@ -134,15 +141,32 @@ def _minutes(total: int) -> str:
 
 
 def lectures(found: list[Section]) -> dict[int, dict[str, int]]:
-    """Per lecture of the core path: its minutes, Markdown words and slides."""
+    """Per lecture of the core path: its minutes and Markdown words; its slides, those of the deep dives on its deck
+    and their signposts (``slides``) among them."""
     out: dict[int, dict[str, int]] = {}
     for s in found:
         if s.kind == CORE:
             row = out.setdefault(s.lecture, {"minutes": 0, "words": 0, "slides": 0})
             row["minutes"] += s.minutes
             row["words"] += s.words
-            row["slides"] += s.slides
+    for s in found:
+        if s.lecture in out:
+            out[s.lecture]["slides"] += s.slides + signposted(s)
     return out
+
+
+def signposted(section: Section) -> bool:
+    """A ``##`` deep dive off the deck leaves a signpost slide there, so that the deck's numbers do not jump."""
+    return section.kind == DEEP and section.level == 2 and not section.on_deck
+
+
+def signpost(section: Section, chinese: bool) -> str:
+    """A signpost slide's Markdown: the deep dive's heading and where to read it."""
+    if chinese:
+        where = f"◆ 深入小节 · {section.minutes} 分钟：不在本讲之内，见本书和笔记本的这一节。"
+    else:
+        where = f"◆ A deep dive ({section.minutes} min), not part of this lecture: read it in the book or the notebook."
+    return f"## {section.title}\n\n{where}"
 
 
 def lecture_minutes(found: list[Section]) -> dict[int, int]:
@@ -220,15 +244,20 @@ def is_sectioned(nb) -> bool:
 
 
 def slides(nb):
-    """The deck: the author's ``slideshow`` marks on core cells; other core Markdown -> notes; the rest skipped; and
-    in a notebook of two lectures, a slide "Lecture 2" ("第 2 讲") where the second begins."""
+    """The deck: the author's ``slideshow`` marks on the cells of core sections and of the deep dives on the deck;
+    other such Markdown -> notes; the rest skipped; a signpost slide for each ``##`` deep dive off the deck; and in a
+    notebook of two lectures, a slide "Lecture 2" ("第 2 讲") where the second begins."""
     nb = copy.deepcopy(nb)
-    _, paths = sections(nb)
-    for cell, path in zip(nb["cells"], paths, strict=True):
+    found, _ = sections(nb)
+    owner = _owners(found, len(nb["cells"]))
+    for i, (cell, section) in enumerate(zip(nb["cells"], owner, strict=True)):
         meta = cell.setdefault("metadata", {})
         marked = meta.get("slideshow", {}).get("slide_type")
-        if path != CORE:
+        if not section.on_deck:
             kind = "skip"
+        elif section.kind == DEEP and i == section.first_cell:  # its badge as text: slides drop badges
+            cell["source"] = DEEP_BADGE.sub(r"*\1*", _source(cell))
+            kind = marked
         elif marked:
             kind = marked
         else:
@@ -236,17 +265,37 @@ def slides(nb):
         meta["slideshow"] = {"slide_type": kind}
     if nb["cells"]:
         nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}  # a deck opens with a slide
-    found, _ = sections(nb)
-    starts = {}  # a deck of two lectures: a slide that says where the second begins, before its first core section
+    chinese = any((m := BADGE.search(_source(c))) and m[0].count("min") == 0 for c in nb["cells"])  # a twin's badge
+    inserts = []  # (before cell i, the cell): signposts, and the slide where a deck's second lecture begins
     for s in found:
-        if s.kind == CORE and s.lecture > 1 and s.lecture not in starts:
-            chinese = "第" in _source(nb["cells"][s.first_cell])
-            starts[s.lecture] = (s.first_cell, f"第 {s.lecture} 讲" if chinese else f"Lecture {s.lecture}")
-    for lecture, (i, title) in sorted(starts.items(), reverse=True):
-        divider = {"cell_type": "markdown", "id": f"lecture-{lecture}", "source": f"# {title}",
-                   "metadata": {"slideshow": {"slide_type": "slide"}}}  # fmt: skip
-        nb["cells"].insert(i, divider)
+        if signposted(s):
+            inserts.append((s.first_cell, _slide(f"deep-dive-{s.first_cell}", signpost(s, chinese))))
+        if s.kind == CORE and s.lecture > 1 and not any(c["id"] == f"lecture-{s.lecture}" for _, c in inserts):
+            title = f"第 {s.lecture} 讲" if chinese else f"Lecture {s.lecture}"
+            inserts.append((_opening(found, s), _slide(f"lecture-{s.lecture}", f"# {title}")))
+    for i, cell in sorted(inserts, key=lambda pair: pair[0], reverse=True):
+        nb["cells"].insert(i, cell)
     return nb
+
+
+def _opening(found: list[Section], first: Section) -> int:
+    """The cell where a lecture's part of the deck opens: its first core section ``first``, or the deep dives on the
+    deck just before it (08's §5.1 ends section 5 and is taught with lecture 2: the guide's week 9)."""
+    i = found.index(first)
+    while i > 0 and found[i - 1].kind == DEEP and found[i - 1].on_deck:
+        i -= 1
+    return found[i].first_cell
+
+
+def _owners(found: list[Section], n_cells: int) -> list[Section]:
+    """The section each of ``n_cells`` cells belongs to."""
+    starts = [s.first_cell for s in found]
+    return [found[bisect.bisect_right(starts, i) - 1] for i in range(n_cells)]
+
+
+def _slide(cell_id: str, source: str):
+    meta = {"slideshow": {"slide_type": "slide"}}
+    return nbformat.from_dict({"cell_type": "markdown", "id": cell_id, "source": source, "metadata": meta})
 
 
 def core_path(nb):
