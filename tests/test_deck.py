@@ -378,7 +378,9 @@ def test_a_title_over_all_panels_goes_wrapped_with_each_panel():
         title = used[: -250 - 2 * figure_panels.MARGIN]
         assert title.sum() == 12 * 60 * 20, "the whole title"
         assert used.shape[1] <= 370 + 2 * figure_panels.MARGIN, "no wider than the panel"
-        assert len(figure_panels.runs(title.any(axis=1))) == 3, "in three lines"
+        lines = figure_panels.runs(title.any(axis=1))
+        assert len(lines) == 3, "in three lines"
+        assert [int(title[a:b].any(axis=0).sum()) for a, b in lines] == [4 * 60] * 3, "of 4 words each, not 5, 5, 2"
 
 
 def test_each_panel_of_a_figure_gets_a_slide():
@@ -467,3 +469,19 @@ def test_every_deck_is_shaped_within_the_word_rules():
                 for o in c.get("outputs", []):
                     if "image/png" in o.get("data", {}):
                         assert o["metadata"]["course"]["text_px"] > 0, f"{path.name}: a figure without its text size"
+
+
+def test_every_cell_of_every_deck_has_an_id_of_its_own():
+    """12's deck gave a cut output's notes and the output's own slide one id ("...-output"), which nbformat renamed."""
+    for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+        cells = build_book.slides_notebook(json.loads(path.read_text(encoding="utf-8")), path.name).cells
+        ids = [c.get("id") for c in cells]
+        assert len(ids) == len(set(ids)), f"{path.name}: {sorted({i for i in ids if ids.count(i) > 1})}"
+
+
+def test_a_bold_lead_that_is_a_sentence_stays_when_the_sentence_after_it_is_too_long():
+    """10's §6.1 slide showed its heading alone: "**These digits are one machine's.**" joined a 54-word sentence."""
+    long = " ".join(["word"] * (slide_text.MAX_SENTENCE + 5)) + "."
+    shown = slide_text.slide_pages(f"### 6.1 A\n\n**A claim in bold.** {long} More.")
+    assert shown == ["### 6.1 A\n\n**A claim in bold.**"]
+    assert "**Step 1.** Do this." in slide_text.slide_pages("**Step 1.** Do this. " + long)[0], "a short lead joins"

@@ -342,7 +342,7 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
     if full is not None:
         notes.append(_notes(f"```python\n{full}\n```", cell, "code"))
     if cut:
-        notes.append(_notes(f"```\n{printed.rstrip()}\n```", cell, "output"))
+        notes.append(_notes(f"```\n{printed.rstrip()}\n```", cell, "printed"))  # not "output": the output's slide
     return [cell, *notes, *more], on_slide
 
 

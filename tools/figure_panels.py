@@ -237,8 +237,9 @@ def _with_bar(piece: np.ndarray, last: np.ndarray, background, width: int) -> np
 
 
 def _with_title(piece: np.ndarray, title: np.ndarray, background) -> np.ndarray:
-    """``piece`` under the figure's title (rows ``title``, none when empty), the title's words wrapped into lines
-    no wider than the panel's ink and centred over it (the piece left as it is when one word is wider)."""
+    """``piece`` under the figure's title (rows ``title``, none when empty), the title's words wrapped into as few
+    lines as fit the panel's ink, as even as those lines can be, and centred over it (the piece left as it is when one
+    word is wider)."""
     rows = np.flatnonzero(ink_of(title).any(axis=1))
     if rows.size == 0:
         return piece
@@ -254,12 +255,12 @@ def _with_title(piece: np.ndarray, title: np.ndarray, background) -> np.ndarray:
     left, width = int(inked[0]), int(inked[-1]) + 1 - int(inked[0])  # the panel's own width, not its share of gaps
     if max(b - a for a, b in words) > width:
         return piece
-    lines, start = [], words[0]
-    for word, before in zip(words[1:], words, strict=False):
-        if word[1] - start[0] > width:
-            lines.append((start[0], before[1]))
-            start = word
-    lines.append((start[0], words[-1][1]))
+    fewest = len(_wrapped(words, width))  # as few lines as the width allows, then as even as they can be (06's title
+    low, high = max(b - a for a, b in words), width  # left "j)" alone on its last line)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if len(_wrapped(words, middle)) == fewest else (middle + 1, high)
+    lines = _wrapped(words, low)
     blank = np.empty((height // 2, piece.shape[1], 4), dtype=piece.dtype)
     blank[:] = background
     stacked = []
@@ -269,6 +270,17 @@ def _with_title(piece: np.ndarray, title: np.ndarray, background) -> np.ndarray:
         row[:, offset : offset + b - a] = line[:, a:b]
         stacked += [row, blank]
     return np.concatenate([*stacked, piece], axis=0)
+
+
+def _wrapped(words: list[tuple[int, int]], width: int) -> list[tuple[int, int]]:
+    """Words (column spans of one line of text) wrapped greedily into lines no wider than ``width``."""
+    lines, start = [], words[0]
+    for word, before in zip(words[1:], words, strict=False):
+        if word[1] - start[0] > width:
+            lines.append((start[0], before[1]))
+            start = word
+    lines.append((start[0], words[-1][1]))
+    return lines
 
 
 def ink_of(pixels: np.ndarray) -> np.ndarray:

@@ -281,6 +281,8 @@ def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
             prefix = "> " if kind == "quote" else ""
             body = re.sub(r"^\s*>\s?", "", text, flags=re.M) if prefix else text
             sentence = first_sentence(body)
+            lead = re.match(r"\*\*[^*]+[.?!。！？]\*\*", sentence)  # a bold lead that is a sentence of its own
+            sentence = lead[0] if lead and words(sentence) > MAX_SENTENCE else sentence
             n = words(sentence)
             if prose + n <= budget or (prose == 0 and n <= MAX_SENTENCE):
                 chosen.append((kind, prefix + sentence))
