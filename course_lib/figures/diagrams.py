@@ -95,15 +95,15 @@ def multihead_diagram(seq_len: int = 10, d_model: int = 512, num_heads: int = 8)
     if d_model % num_heads:
         raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
     T, D, h, dh = seq_len, d_model, num_heads, d_model // num_heads
-    fig, ax = _canvas(11.6, 4.2)  # the heads a box apart, and room for the arrows between the columns
-    x = _box(ax, 0.75, 2.1, f"$X$\n({T}, {D})", TENSOR, width=1.2, height=0.8)
-    proj = _box(ax, 2.6, 2.1, "$Q = XW_q$\n$K = XW_k$\n$V = XW_v$", LEARNED, width=1.5, height=1.2)
-    split = _box(ax, 4.5, 2.1, f"split into\n{h} heads\n({h}, {T}, {dh})", OPERATION, width=1.5, height=1.2)
-    heads = [_box(ax, 6.65, 3.3 - 1.2 * i, f"head {i}: attention\n({T}, {dh})", OPERATION, 1.8, 0.6, size=9)
+    fig, ax = _canvas(11, 4.2)  # the heads a box apart, room for the arrows, and narrow enough for a slide's 16 px
+    x = _box(ax, 0.65, 2.1, f"$X$\n({T}, {D})", TENSOR, width=1.1, height=0.8)
+    proj = _box(ax, 2.35, 2.1, "$Q = XW_q$\n$K = XW_k$\n$V = XW_v$", LEARNED, width=1.45, height=1.2)
+    split = _box(ax, 4.1, 2.1, f"split into\n{h} heads\n({h}, {T}, {dh})", OPERATION, width=1.45, height=1.2)
+    heads = [_box(ax, 6.05, 3.3 - 1.2 * i, f"head {i}: attention\n({T}, {dh})", OPERATION, 1.7, 0.6)
              for i in range(min(h, 3))]  # fmt: skip
-    ax.text(6.65, 0.3, f"⋮  (heads 3 to {h - 1})" if h > 3 else "", ha="center", va="center", fontsize=9)
-    concat = _box(ax, 8.95, 2.1, f"concatenate\n({T}, {h}·{dh}) = ({T}, {D})", OPERATION, width=2.1, height=0.9)
-    wo = _box(ax, 10.9, 2.1, f"$\\cdot W_o$\n({T}, {D})", LEARNED, width=1.2, height=0.8)
+    ax.text(6.05, 0.3, f"⋮  (heads 3 to {h - 1})" if h > 3 else "", ha="center", va="center", fontsize=10)
+    concat = _box(ax, 8.25, 2.1, f"concatenate\n({T}, {h}·{dh}) = ({T}, {D})", OPERATION, width=2.0, height=0.9)
+    wo = _box(ax, 10.3, 2.1, f"$\\cdot W_o$\n({T}, {D})", LEARNED, width=1.1, height=0.8)
     for start, end in ((x, proj), (proj, split), (concat, wo)):
         _arrow(ax, start, end)
     for head in heads:
