@@ -479,9 +479,36 @@ def test_every_cell_of_every_deck_has_an_id_of_its_own():
         assert len(ids) == len(set(ids)), f"{path.name}: {sorted({i for i in ids if ids.count(i) > 1})}"
 
 
-def test_a_bold_lead_that_is_a_sentence_stays_when_the_sentence_after_it_is_too_long():
-    """10's §6.1 slide showed its heading alone: "**These digits are one machine's.**" joined a 54-word sentence."""
-    long = " ".join(["word"] * (slide_text.MAX_SENTENCE + 5)) + "."
-    shown = slide_text.slide_pages(f"### 6.1 A\n\n**A claim in bold.** {long} More.")
-    assert shown == ["### 6.1 A\n\n**A claim in bold.**"]
-    assert "**Step 1.** Do this." in slide_text.slide_pages("**Step 1.** Do this. " + long)[0], "a short lead joins"
+def test_an_italic_lead_joins_the_sentence_after_it_as_a_bold_one_does():
+    """The seventh lecturer's trial: 10's list "- *Scale.* The claim that matters..." showed "Scale." alone."""
+    shown = slide_text.list_lines("- *Scale.* The claim is about large data. More.\n- *Recipe.* ViTs need more. More.")
+    assert shown == ["- *Scale.* The claim is about large data.", "- *Recipe.* ViTs need more."]
+    assert slide_text.first_sentence("**Step 1.** Do this. Then that.") == "**Step 1.** Do this."
+
+
+def test_a_table_in_sections_is_stacked_by_section_and_a_header_note_goes_first():
+    """The seventh lecturer's trial: 04's 91-column table (d_k | raw: two columns | scaled: two columns) was stacked
+    one column at a time, so slide 27 showed the raw medians under the scaled run's percentages; 08's FLOPs table
+    left its header's "(matrix-product FLOPs)" as a column of its own, with the method names and no numbers."""
+    header = f"{'d_k':>5} | {'raw: median ||J||':>24} {'in small-grad region':>21} | {'scaled: median ||J||':>24} " + (
+        f"{'in small-grad region':>21}"
+    )
+    rows = [f"{d:>5} | {r:>24} {p:>21} | {s:>24} {q:>21}" for d, r, p, s, q in
+            ((1, "1.5e-01", "0.00%", "1.6e-01", "0.01%"), (64, "1.2e-01", "12.00%", "2.0e-01", "0.02%"),
+             (1024, "1.4e-05", "64.50%", "2.1e-01", "0.03%"))]  # fmt: skip
+    assert len(header) > slide_code.COLUMNS
+    first, second = slide_code.narrow_output("\n".join([header, *rows]) + "\n").split("\n\n")
+    assert "raw:" in first and "scaled" not in first and "64.50%" in first and "0.03%" not in first
+    assert "scaled:" in second and "raw" not in second and "2.1e-01" in second and "0.03%" in second
+    note = f"{'method':>8}" + "".join(f"{f'n = {n}':>20}" for n in range(5)) + f"{'slope':>7}   (matrix FLOPs)"
+    table = [note] + [f"{m:>8}" + "".join(f"{10**k * 7:>20,}" for k in range(9, 14)) + "   2.00" for m in "abc"]
+    shown = slide_code.narrow_output("\n".join(table) + "\n").splitlines()
+    assert shown[0] == "(matrix FLOPs)" and all(len(line) <= slide_code.COLUMNS for line in shown), shown
+    assert not any(line.split() in (["a"], ["b"], ["c"]) for line in shown), "no column of names without numbers"
+
+
+def test_a_chinese_sentence_ends_before_a_code_span_that_opens_the_next():
+    """The seventh lecturer's trial: zh/06 slide 16 showed "**一个经典错误：变形时漏掉转置**。`Q.view(B, H, L, Dk)`"."""
+    text = "**一个经典错误：变形时漏掉转置**。`Q.view(B, H, L, Dk)` 的*形状*是对的，代码也不报错。但这是错的。"
+    first = "**一个经典错误：变形时漏掉转置**。`Q.view(B, H, L, Dk)` 的*形状*是对的，代码也不报错。"
+    assert slide_text.first_sentence(text) == first

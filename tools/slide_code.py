@@ -169,8 +169,9 @@ def pieces(source: str, max_lines: int = MAX_LINES) -> list[str]:
 
 
 def _gaps(lines: list[str], width: int) -> list[tuple[int, int]]:
-    """[start, end) of the runs of at least two columns that are blank in every line (padded to ``width``)."""
-    blank = [all(c >= len(line) or line[c] == " " for line in lines) for c in range(width)]
+    """[start, end) of the runs of at least two columns that are blank in every line (padded to ``width``); a ``|``
+    drawn in the same column of every line that has text there is a gap too (04's table: "0.00% |   1.5e-01")."""
+    blank = [all(c >= len(line) or line[c] in " |" for line in lines) for c in range(width)]
     runs, start = [], None
     for c, is_blank in enumerate([*blank, False]):
         if is_blank and start is None:
@@ -191,7 +192,8 @@ def _columns(lines: list[str]) -> list[list[str]] | None:
     gaps = _gaps(lines, width)
     if not gaps:
         return None
-    bounds = [0, *[(a + b) // 2 for a, b in gaps], width]
+    bars = [[c for c in range(a, b) if all(c < len(line) and line[c] == "|" for line in lines)] for a, b in gaps]
+    bounds = [0, *[bar[0] if bar else (a + b) // 2 for (a, b), bar in zip(gaps, bars, strict=True)], width]
     rows = [[line.ljust(width)[a:b] for a, b in zip(bounds, bounds[1:], strict=False)] for line in lines]
     return rows
 
@@ -224,16 +226,23 @@ def compact_table(lines: list[str], columns: int = COLUMNS) -> list[str]:
     if max(width(line) for line in narrow) <= columns:
         return narrow
     label = max(width(row[0].rstrip()) for row in rows)
+    # a cell of the header alone (08's "(matrix-product FLOPs)") is a note on the table, not a column: it goes first
+    notes = [k for k in range(1, len(rows[0])) if rows[0][k].strip() and not any(row[k].strip() for row in rows[1:])]
+    sections: list[list[int]] = [[]]  # a column that starts with "|" in every line opens a section: never split
+    for k in (k for k in range(1, len(rows[0])) if k not in notes):
+        if sections[-1] and all(row[k].strip().startswith("|") for row in rows if row[k].strip()):
+            sections.append([])
+        sections[-1].append(k)
     groups, group, used = [], [], label
-    for k in range(1, len(rows[0])):
-        wide = max(width(row[k].strip()) for row in rows) + 2
+    for section in sections:
+        wide = sum(max(width(row[k].strip()) for row in rows) + 2 for k in section)
         if group and used + wide > columns:
             groups.append(group)
             group, used = [], label
-        group.append(k)
+        group += section
         used += wide
     groups.append(group)
-    out: list[str] = []
+    out: list[str] = [" ".join(rows[0][k].strip() for k in notes)] if notes else []
     for g, group in enumerate(groups):
         out += ([""] if g else []) + _join([[row[0], *(row[k] for k in group)] for row in rows])
     return out
