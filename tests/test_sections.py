@@ -101,7 +101,7 @@ def test_a_deep_dive_whose_heading_is_marked_is_on_the_deck_with_its_marks():
     deck = sections.slides(nb)
     kinds = [c.metadata.slideshow["slide_type"] for c in deck.cells]
     assert kinds == ["slide", "notes", "slide", "notes", "subslide", "skip", "skip", "skip"], "### off it: no signpost"
-    assert "*◆ deep dive · 5 min*" in deck.cells[2].source, "its badge as text: the slide says it is a deep dive"
+    assert deck.cells[2].source.startswith("### 1.1 B (◆ deep dive · 5 min)\n"), "it says so (slides drop badges)"
     found, _ = sections.sections(nb)
     assert [s.on_deck for s in found] == [True, True, True, False]
     assert sections.lectures(found)[1]["slides"] == 2, "the slides of a deep dive on the deck count for its lecture"
@@ -157,4 +157,4 @@ def test_a_deep_dive_on_the_deck_just_before_lecture_2_opens_it():
     nb = toy(new_markdown_cell("# Title"), heading("## 1. A", "core", 10, lecture=1), deep,
              heading("## 2. C", "core", 10, lecture=2))  # fmt: skip
     titles = [c.source.splitlines()[0] for c in sections.slides(nb).cells]
-    assert titles == ["# Title", "## 1. A", "# Lecture 2", "### 1.1 B", "## 2. C"]
+    assert titles == ["# Title", "## 1. A", "# Lecture 2", "### 1.1 B (◆ deep dive · 5 min)", "## 2. C"]

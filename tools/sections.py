@@ -48,7 +48,6 @@ BADGE = re.compile(
     r'<span class="section-badge (?P<kind>core|deep-dive)">[●◆] (?:core|deep dive|核心|深入)'
     r"(?: · lecture (?P<lecture>\d)| · 第 (?P<lecture_zh>\d) 讲)? · (?P<minutes>\d+) (?:min|分钟)</span>"
 )
-DEEP_BADGE = re.compile(r'<span class="section-badge deep-dive">(.*?)</span>')
 HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*$", re.M)
 UNBADGED = ("learning objectives", "prerequisites", "further reading")
 NOT_PROSE = ("exercises", "further reading")  # the lab and the reading list: not counted as the lecture's prose
@@ -255,8 +254,8 @@ def slides(nb):
         marked = meta.get("slideshow", {}).get("slide_type")
         if not section.on_deck:
             kind = "skip"
-        elif section.kind == DEEP and i == section.first_cell:  # its badge as text: slides drop badges
-            cell["source"] = DEEP_BADGE.sub(r"*\1*", _source(cell))
+        elif section.kind == DEEP and i == section.first_cell:  # slides drop badges: its heading names it
+            cell["source"] = _badge_in_heading(_source(cell))
             kind = marked
         elif marked:
             kind = marked
@@ -276,6 +275,16 @@ def slides(nb):
     for i, cell in sorted(inserts, key=lambda pair: pair[0], reverse=True):
         nb["cells"].insert(i, cell)
     return nb
+
+
+def _badge_in_heading(source: str) -> str:
+    """A deep dive's heading cell, its badge's words at the end of its heading: "### 6.1 A (◆ deep dive · 5 min)"."""
+    label = re.search(r'<span class="section-badge deep-dive">(.*?)</span>', source)
+    if not label:
+        return source
+    heading, _, rest = source.lstrip().partition("\n")
+    wrapped = f"（{label[1]}）" if "深入" in label[1] else f" ({label[1]})"
+    return f"{heading.rstrip()}{wrapped}\n{rest}"
 
 
 def _opening(found: list[Section], first: Section) -> int:

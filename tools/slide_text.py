@@ -64,7 +64,8 @@ def _split_chinese_sentences(text: str) -> str:
     code spans), so that a Chinese sentence is a run of atoms like an English one."""
     out, last = [], 0
     for m in PROTECTED.finditer(text):
-        out += [CJK_STOP.sub(r"\1 ", text[last : m.start()]), m[0]]
+        before = CJK_STOP.sub(r"\1 ", text[last : m.start()])
+        out += [before + (" " if re.search(r"[。！？][”’」）]*$", before) else ""), m[0]]  # 06: "**…**。`Q.view`"
         last = m.end()
     return "".join(out) + CJK_STOP.sub(r"\1 ", text[last:])
 
@@ -152,13 +153,13 @@ def sentences(text: str) -> list[str]:
 
 def _joined(atoms: list[str]) -> str:
     """Atoms back into text: a space between two, none after a Chinese sentence end (where sentences() split)."""
-    return re.sub(r"(?<=[。！？”’」）]) (?=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])", "", " ".join(atoms))
+    return re.sub(r"(?<=[。！？”’」）]) (?=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef`$])", "", " ".join(atoms))
 
 
 def _is_lead(current: list[str]) -> bool:
-    """True when ``current`` is a bold lead on its own ("**Step 1.**", "**第 1 步**。"), which joins the sentence after
-    it."""
-    return current[0].startswith("**") and re.search(r"\*\*[。：]?$", current[-1]) is not None
+    """True when ``current`` is a bold or italic lead on its own ("**Step 1.**", "**第 1 步**。", "*Scale.*"), which
+    joins the sentence after it."""
+    return current[0].startswith("*") and re.search(r"\*[。：]?$", current[-1]) is not None  # bold or italic
 
 
 def first_sentence(text: str) -> str:
@@ -281,8 +282,6 @@ def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
             prefix = "> " if kind == "quote" else ""
             body = re.sub(r"^\s*>\s?", "", text, flags=re.M) if prefix else text
             sentence = first_sentence(body)
-            lead = re.match(r"\*\*[^*]+[.?!。！？]\*\*", sentence)  # a bold lead that is a sentence of its own
-            sentence = lead[0] if lead and words(sentence) > MAX_SENTENCE else sentence
             n = words(sentence)
             if prose + n <= budget or (prose == 0 and n <= MAX_SENTENCE):
                 chosen.append((kind, prefix + sentence))
