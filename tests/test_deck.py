@@ -512,3 +512,16 @@ def test_a_chinese_sentence_ends_before_a_code_span_that_opens_the_next():
     text = "**一个经典错误：变形时漏掉转置**。`Q.view(B, H, L, Dk)` 的*形状*是对的，代码也不报错。但这是错的。"
     first = "**一个经典错误：变形时漏掉转置**。`Q.view(B, H, L, Dk)` 的*形状*是对的，代码也不报错。"
     assert slide_text.first_sentence(text) == first
+
+
+def test_a_table_continued_on_the_next_slide_keeps_its_header():
+    """The seventh lecturer's trial: 04/27, 06/21-22 and 10/47-48 went on without their column headers."""
+    c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
+    c.id = "table"
+    header = f"{'n':>6}  {'naive ms':>10}  {'chunked ms':>10}"
+    rows = [f"{2**k:>6}  {k * 1.5:>10.2f}  {k * 0.5:>10.2f}" for k in range(deck.SLIDE_LINES + 2)]
+    c.outputs = [nbformat.v4.new_output("stream", text="\n".join([header, *rows]) + "\n")]
+    first, second = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
+    shown, more = first.outputs[0]["text"].splitlines(), second.outputs[0]["text"].splitlines()
+    assert shown[0].split() == more[0].split() == header.split(), "the header on both slides"
+    assert [r.split() for r in shown[1:-1] + more[1:]] == [r.split() for r in rows], "every row once, in order"

@@ -422,10 +422,14 @@ def _cap_output(cell, room: int, budget: int) -> bool:
 
 
 def _continued(output, whole: list[str]) -> str | None:
-    """After ``_cap_output`` cut ``output`` (its lines were ``whole``): the lines it left out, when they fit one more
-    slide (SLIDE_LINES - 2 lines, SLIDE_WORDS words), its last line then saying so; else None (the notes keep them)."""
+    """After ``_cap_output`` cut ``output`` (its lines were ``whole``): the lines it left out, under the header of the
+    table they belong to, when they fit one more slide (SLIDE_LINES - 2 lines, SLIDE_WORDS words), its last line then
+    saying so; else None (the notes keep them)."""
     shown = _output_text(output).rstrip("\n").split("\n")[:-1]  # less the line that says how many are cut
     rest = whole[len(shown) :]
+    start = max((i + 1 for i, line in enumerate(shown) if not line.strip()), default=0)  # the block cut in two
+    if rest and len(shown) - start >= 2 and slide_code._columns(shown[start:] + rest[:1]) is not None:
+        rest = [shown[start], *rest]  # a table cut in its rows goes on under its header (04/27 had none)
     if not shown or len(rest) > SLIDE_LINES - 2 or code_words("\n".join(rest)) > SLIDE_WORDS:
         return None
     _set_text(output, "\n".join([*shown, CONTINUED]) + "\n")
