@@ -247,9 +247,10 @@ def test_slides_drop_tagged_cells_and_show_the_marked_core_cells():
         ("code", "skip"),
         ("markdown", "notes"),
         ("code", "fragment"),
-        ("markdown", "skip"),
+        ("markdown", "slide"),
     ]
     assert slides["cells"][4]["metadata"]["transient"] == {"remove_source": True}, "output-only: no code shown"
+    assert slides["cells"][5]["source"].startswith("## Aside (◆ deep dive · 5 min)"), "a marked deep dive: shown"
     assert len(nb.cells) == 7 and nb.cells[5].source == "plot()", "slides_notebook must not modify its input"
 
 
