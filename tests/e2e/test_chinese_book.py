@@ -1,7 +1,7 @@
 """The Chinese edition of the book (build/html/zh, tools/book_zh.py) in headless Chromium: its glyphs are drawn from
 the course's font subset (no empty boxes on a machine without a CJK font, like CI's), the language switch leads from
 a page to its twin and back, and every Chinese deck passes the checks of a projected slide that the English decks
-pass (tests/e2e/slide_metrics.py). The decks are measured in one browser page, one after the other: CI's time."""
+pass (tests/e2e/slide_metrics.py), one deck a test."""
 
 import json
 from pathlib import Path
@@ -87,35 +87,34 @@ def deck_slides(english: str) -> int:
 
 
 @needs_twins
-def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots):
+@pytest.mark.parametrize("english", list(TWINS), ids=[Path(nb).stem[:2] for nb in TWINS])
+def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots, english):
     """Each Chinese deck, measured like the English ones (test_book_in_browser.test_every_slide_can_be_projected:
     size, overflow, code size and wrapping, cut sentences, words with a Chinese character as a fraction of a word,
-    figure text, Chinese text in the course's font, notes links) and its glyphs drawn; all decks in one page."""
+    figure text, Chinese text in the course's font, notes links) and its glyphs drawn; one deck a test, so that
+    `make e2e`'s two workers share the decks (build/e2e/slides-zh-NN.json: the deck's summary)."""
+    stem = Path(english).stem
+    url = f"{book_url}zh/slides/{stem}.slides.html"
     context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
-    found, summaries = [], {}
     try:
-        for english in TWINS:
-            stem = Path(english).stem
-            url = f"{book_url}zh/slides/{stem}.slides.html"
-            page.goto(url, wait_until="load")
-            page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
-            page.wait_for_function("() => document.documentElement.classList.contains('course-notes-ready')")
-            page.evaluate("() => document.fonts.ready.then(() => true)")
-            assert page.evaluate("Reveal.getTotalSlides()") == deck_slides(english), url
-            glyphs_drawn(page, url)
-            rows = slide_metrics.measure(page)
-            summaries[stem[:2]] = slide_metrics.summary(rows)
-            problems = slide_metrics.problems(rows)
-            links = broken_links(
-                [h for r in rows for h in r["notesLinks"]], HTML / "zh" / "slides" / f"{stem}.slides.html", {}
-            )
-            problems += [f"notes link that opens no page of the book: {href}" for href in links]
-            found += [f"zh/{stem}: {line}" for line in problems]
-            densest = max(rows, key=lambda r: r["words"])
-            page.evaluate("([h, v]) => Reveal.slide(h, v, 1000)", [densest["h"], densest["v"]])
-            page.screenshot(path=str(screenshots / f"deck-zh-{stem[:2]}-densest.png"))
+        page.goto(url, wait_until="load")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
+        page.wait_for_function("() => document.documentElement.classList.contains('course-notes-ready')")
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        assert page.evaluate("Reveal.getTotalSlides()") == deck_slides(english), url
+        glyphs_drawn(page, url)
+        rows = slide_metrics.measure(page)
+        summary = json.dumps(slide_metrics.summary(rows), indent=1, ensure_ascii=False)
+        (screenshots / f"slides-zh-{stem[:2]}.json").write_text(summary)
+        problems = slide_metrics.problems(rows)
+        links = broken_links(
+            [h for r in rows for h in r["notesLinks"]], HTML / "zh" / "slides" / f"{stem}.slides.html", {}
+        )
+        problems += [f"notes link that opens no page of the book: {href}" for href in links]
+        densest = max(rows, key=lambda r: r["words"])
+        page.evaluate("([h, v]) => Reveal.slide(h, v, 1000)", [densest["h"], densest["v"]])
+        page.screenshot(path=str(screenshots / f"deck-zh-{stem[:2]}-densest.png"))
     finally:
         context.close()
-        (screenshots / "slides-zh.json").write_text(json.dumps(summaries, indent=1, ensure_ascii=False))
-    assert not found, "Chinese slides a lecturer cannot project as they are:\n" + "\n".join(found[:40])
+    assert not problems, f"zh/{stem}: slides a lecturer cannot project as they are:\n" + "\n".join(problems[:40])
