@@ -136,14 +136,19 @@ def test_every_shaped_notebook_has_badges_tags_times_and_a_deck(path):
 
 
 def test_a_deck_of_two_lectures_says_where_the_second_begins():
-    """A lecturer's trial: the two-lecture decks (08, 10, 12, 15) did not mark where lecture 2 starts."""
+    """A lecturer's trial: the two-lecture decks (08, 10, 12, 15) did not mark where lecture 2 starts; the seventh:
+    the divider was a bare word. It lists the lecture's numbered sections (not the lab's exercises) and its minutes."""
     import json
 
-    for name, title in (("10_vision_transformer", "# Lecture 2"), ("zh/10_vision_transformer", "# 第 2 讲")):
+    agenda = "- 7. Inside the trained ViT\n- 8. Who wins where, and why: an honest reading"
+    expected = {"10_vision_transformer": f"# Lecture 2\n\n{agenda}\n\nAbout 47 minutes of the core path.",
+                "zh/10_vision_transformer": "# 第 2 讲\n\n- 7. "}  # fmt: skip
+    for name, divider in expected.items():
         nb = json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
         deck = sections.slides(nb)
         dividers = [i for i, c in enumerate(deck["cells"]) if c.get("id") == "lecture-2"]
-        assert len(dividers) == 1 and deck["cells"][dividers[0]]["source"] == title
+        assert len(dividers) == 1 and deck["cells"][dividers[0]]["source"].startswith(divider)
+        assert "练习" not in deck["cells"][dividers[0]]["source"] and "<a" not in deck["cells"][dividers[0]]["source"]
         first = next(s for s in sections.sections(nb)[0] if s.lecture == 2)
         assert deck["cells"][dividers[0] + 1]["source"] == nb["cells"][first.first_cell]["source"]
     one = json.loads((NOTEBOOKS_DIR / "05_masks_and_attention_maps.ipynb").read_text(encoding="utf-8"))
@@ -158,3 +163,19 @@ def test_a_deep_dive_on_the_deck_just_before_lecture_2_opens_it():
              heading("## 2. C", "core", 10, lecture=2))  # fmt: skip
     titles = [c.source.splitlines()[0] for c in sections.slides(nb).cells]
     assert titles == ["# Title", "## 1. A", "# Lecture 2", "### 1.1 B (◆ deep dive · 5 min)", "## 2. C"]
+
+
+def test_the_labs_slide_lists_its_exercises():
+    """The seventh lecturer's trial: decks 03-11 showed "N. Exercises" alone. The lab's slide now lists the headings of
+    its exercises, in the twin too, badges and anchors left out."""
+    import json
+
+    for name, first in (("05_masks_and_attention_maps", "- Exercise 1 (by hand): a masked softmax"),
+                        ("zh/10_vision_transformer", "- 练习 1（手算）：数一数词元")):  # fmt: skip
+        nb = json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
+        deck = sections.slides(nb)
+        texts = ["".join(c["source"]) for c in deck["cells"]]
+        lab = [t for t in texts if first in t]
+        assert len(lab) == 1 and lab[0].count("\n- ") == 5 and "<a id" not in lab[0].split("\n\n", 2)[-1], lab
+        reading = [t for t in texts if t.startswith(("## Further reading", "## 延伸阅读"))]
+        assert all("\n- Exercise" not in r and "\n- 练习" not in r for r in reading)

@@ -50,7 +50,12 @@ BADGE = re.compile(
 )
 HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*$", re.M)
 UNBADGED = ("learning objectives", "prerequisites", "further reading")
-NOT_PROSE = ("exercises", "further reading")  # the lab and the reading list: not counted as the lecture's prose
+NOT_PROSE = (
+    "exercises",
+    "further reading",
+    "练习",
+    "延伸阅读",
+)  # the lab and the reading list (a twin's too): not prose
 HOW_LONG = re.compile(r"^\*\*How long:\*\*.*$", re.M)
 MAX_LECTURE_MINUTES = 100  # "one lecture plus lab, about 90 minutes"
 MAX_LECTURE_WORDS = 2500  # core prose per lecture (issue 17's guide), exercises and reading list aside
@@ -115,7 +120,7 @@ def sections(nb) -> tuple[list[Section], list[str]]:
 def _is_lab(found: list[Section], section: Section) -> bool:
     """True inside the exercises or the reading list (a ``###`` inherits it from its ``##``)."""
     top = section if section.level <= 2 else next(s for s in reversed(found) if s.level <= 2)
-    return re.sub(r"^[\d.\s]+", "", top.title).strip().lower() in NOT_PROSE
+    return re.sub(r"^[\d.\s]+|<[^>]+>", "", top.title).strip().lower() in NOT_PROSE
 
 
 def unbadged_sections(nb) -> list[str]:
@@ -245,7 +250,7 @@ def is_sectioned(nb) -> bool:
 def slides(nb):
     """The deck: the author's ``slideshow`` marks on the cells of core sections and of the deep dives on the deck;
     other such Markdown -> notes; the rest skipped; a signpost slide for each ``##`` deep dive off the deck; and in a
-    notebook of two lectures, a slide "Lecture 2" ("第 2 讲") where the second begins."""
+    notebook of two lectures, a slide "Lecture 2" ("第 2 讲") where the second begins, with its sections (divider)."""
     nb = copy.deepcopy(nb)
     found, _ = sections(nb)
     owner = _owners(found, len(nb["cells"]))
@@ -262,6 +267,11 @@ def slides(nb):
         else:
             kind = "notes" if cell["cell_type"] == "markdown" else "skip"
         meta["slideshow"] = {"slide_type": kind}
+    for s in found:  # the lab's slide lists its exercises (a lecturer's trial: the slide showed "9. Exercises" alone)
+        if s.level == 2 and s.on_deck and _is_lab(found, s) and not _is_reading(s):
+            cell = nb["cells"][s.first_cell]
+            if cell["metadata"]["slideshow"]["slide_type"] in SLIDE_KINDS:
+                cell["source"] = _source(cell).rstrip() + "\n\n" + _exercise_list(nb, found, s)
     if nb["cells"]:
         nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}  # a deck opens with a slide
     chinese = any((m := BADGE.search(_source(c))) and m[0].count("min") == 0 for c in nb["cells"])  # a twin's badge
@@ -270,11 +280,38 @@ def slides(nb):
         if signposted(s):
             inserts.append((s.first_cell, _slide(f"deep-dive-{s.first_cell}", signpost(s, chinese))))
         if s.kind == CORE and s.lecture > 1 and not any(c["id"] == f"lecture-{s.lecture}" for _, c in inserts):
-            title = f"第 {s.lecture} 讲" if chinese else f"Lecture {s.lecture}"
-            inserts.append((_opening(found, s), _slide(f"lecture-{s.lecture}", f"# {title}")))
+            inserts.append((_opening(found, s), _slide(f"lecture-{s.lecture}", divider(found, s.lecture, chinese))))
     for i, cell in sorted(inserts, key=lambda pair: pair[0], reverse=True):
         nb["cells"].insert(i, cell)
     return nb
+
+
+def _is_reading(section: Section) -> bool:
+    return re.sub(r"<[^>]+>", "", section.title).strip().lower() in ("further reading", "延伸阅读")
+
+
+def _exercise_list(nb, found: list[Section], lab: Section) -> str:
+    """The headings of the exercises in section ``lab`` as a Markdown list, badges and anchors left out."""
+    after = [x.first_cell for x in found if x.level <= 2 and x.first_cell > lab.first_cell]
+    end = after[0] if after else len(nb["cells"])
+    titles = [
+        HEADING.match(_source(c).lstrip())
+        for c in nb["cells"][lab.first_cell + 1 : end]
+        if c["cell_type"] == "markdown"
+    ]
+    titles = [re.sub(r"\s*<[^>]+>", "", t[2]) for t in titles if t and len(t[1]) == 3]
+    return "\n".join(f"- {t}" for t in titles if re.match(r"(Exercise|练习)", t))
+
+
+def divider(found: list[Section], lecture: int, chinese: bool) -> str:
+    """The slide where lecture ``lecture`` begins: its number, its numbered sections (the exercises aside: the lab) and
+    its core path's minutes, so that a lecturer opening the deck there sees what the hour holds."""
+    ours = [s for s in found if s.kind == CORE and s.level == 2 and s.lecture == lecture]
+    numbered = [re.sub(r"\s*<[^>]+>", "", s.title) for s in ours if re.match(r"\d", s.title) and not _is_lab(found, s)]
+    minutes = lecture_minutes(found).get(lecture, 0)
+    title, how_long = (f"第 {lecture} 讲", f"核心路径约 {minutes} 分钟。") if chinese else (
+        f"Lecture {lecture}", f"About {minutes} minutes of the core path.")  # fmt: skip
+    return "\n\n".join([f"# {title}", "\n".join(f"- {t}" for t in numbered), how_long] if numbered else [f"# {title}"])
 
 
 def _badge_in_heading(source: str) -> str:
