@@ -151,6 +151,9 @@ def test_a_deck_of_two_lectures_says_where_the_second_begins():
         assert "练习" not in deck["cells"][dividers[0]]["source"] and "<a" not in deck["cells"][dividers[0]]["source"]
         first = next(s for s in sections.sections(nb)[0] if s.lecture == 2)
         assert deck["cells"][dividers[0] + 1]["source"] == nb["cells"][first.first_cell]["source"]
+    nb08 = json.loads((NOTEBOOKS_DIR / "08_efficient_attention.ipynb").read_text(encoding="utf-8"))
+    divider = next(c["source"] for c in sections.slides(nb08)["cells"] if c.get("id") == "lecture-2")
+    assert "\n- 5.1 Fine print: the memory target and a NaN trap (◆ deep dive)\n- 6. " in divider, divider  # week 9
     one = json.loads((NOTEBOOKS_DIR / "05_masks_and_attention_maps.ipynb").read_text(encoding="utf-8"))
     assert not any(c.get("id", "").startswith("lecture-") for c in sections.slides(one)["cells"])
 

@@ -307,7 +307,11 @@ def divider(found: list[Section], lecture: int, chinese: bool) -> str:
     """The slide where lecture ``lecture`` begins: its number, its numbered sections (the exercises aside: the lab) and
     its core path's minutes, so that a lecturer opening the deck there sees what the hour holds."""
     ours = [s for s in found if s.kind == CORE and s.level == 2 and s.lecture == lecture]
-    numbered = [re.sub(r"\s*<[^>]+>", "", s.title) for s in ours if re.match(r"\d", s.title) and not _is_lab(found, s)]
+    first = next(s for s in found if s.kind == CORE and s.lecture == lecture)
+    opening = next(i for i, s in enumerate(found) if s.first_cell == _opening(found, first))
+    deep = [s.title + ("（◆ 深入）" if chinese else " (◆ deep dive)") for s in found[opening : found.index(first)]]
+    numbered = deep + [s.title for s in ours if re.match(r"\d", s.title) and not _is_lab(found, s)]
+    numbered = [re.sub(r"\s*<[^>]+>", "", t) for t in numbered]
     minutes = lecture_minutes(found).get(lecture, 0)
     title, how_long = (f"第 {lecture} 讲", f"核心路径约 {minutes} 分钟。") if chinese else (
         f"Lecture {lecture}", f"About {minutes} minutes of the core path.")  # fmt: skip
