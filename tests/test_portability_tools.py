@@ -315,7 +315,9 @@ def test_two_profiles_joined_with_a_plus_run_as_one():
         with pytest.raises(ValueError, match="differently|each bring"):
             portability.combine(clash, by_name)
     makefile = (ROOT / "Makefile").read_text()
-    assert "scalar+busy" in makefile, "CI's portability run joins the scalar and busy profiles"
+    assert "rounding2+scalar+busy" in makefile, "CI's portability run joins rounding2, scalar and busy in one pass"
+    joined = portability.combine("rounding2+scalar+busy", by_name)
+    assert joined.startup == "rounding_startup.py" and joined.busy and joined.env["COURSE_ROUNDING_SALT"] == "2"
 
 
 def test_unknown_profile_is_an_error(capsys):

@@ -10,9 +10,12 @@ and it prints one line: the stage's time against its share and the run's time ag
 its share prints a loud warning (the log says which stage grew); a run over the 45 minutes exits 1, which stops CI
 at once, red, with the table of stages in the log. Standard library only: .ci/run runs it with the system Python.
 
-The shares are estimates: the stages measured on a machine about twice as fast as CI's (an AVX-512 Zen 5, 2026-12-02:
-make test 232 s, make test-grading 595 s under load), scaled. Once CI's own log shows each stage on its machine,
-replace them with those times and a margin; keep their sum at the total.
+The shares come from CI's own log (its run of 2026-12-03, red at 2,983 s: setup 98 s, make lint + make test 350 s,
+make test-grading 1,181 s, make test-portable 536 s, make e2e 817 s), less what the changes made after it save: make
+e2e on two workers (744 -> 448 s on the work machine, -40 %), every nbgrader and nbformat process about 3 s of
+start-up lighter (rfc3987 in the dev extra: about 120 nbgrader processes in make test-grading), and rounding2 run in
+one pass with scalar+busy (a pass of the course saved, about 170 s of CI's 536). Replace them with CI's next times and
+a margin; keep their sum at the total.
 """
 
 from __future__ import annotations
@@ -20,19 +23,13 @@ from __future__ import annotations
 import sys
 
 TOTAL_SECONDS = 45 * 60
-SHARES = {  # seconds on CI's kind of machine, from this machine's stages (2026-12-02) scaled by about 2 (see below)
-    "setup": 240,  # the venv, torch's CPU wheel, the course's dependencies
-    "make lint + make test": 540,  # unit tests on two workers, strict nbval, each core path alone
-    "make test-grading": 600,  # nbgrader: every notebook three times in cold kernels, the biggest stage
-    "make test-portable": 420,  # strict nbval under rounding1, rounding2, scalar+busy (avx2/avx512 where they differ)
-    "make e2e": 900,  # the book in two languages, the slides, JupyterLab and the book in Chromium (see below)
+SHARES = {  # seconds on CI's kind of machine: its log of 2026-12-03 with this session's savings (see above)
+    "setup": 120,  # the venv, torch's CPU wheel, the course's dependencies (98 s)
+    "make lint + make test": 420,  # unit tests on two workers, strict nbval, each core path alone (350 s)
+    "make test-grading": 1130,  # nbgrader: each notebook three times in cold kernels, and the held-out cheats (1,181 s)
+    "make test-portable": 450,  # strict nbval under rounding1, then rounding2+scalar+busy (536 s for three passes)
+    "make e2e": 580,  # the book in two languages, the slides, JupyterLab and the book in Chromium (817 s on one worker)
 }
-# make e2e, re-derived when the Chinese edition joined it (issue 46, 2026-12-02): the English alone took 341 s on this
-# machine; the Chinese book adds a second Sphinx build beside the first (the book's CPU 25 s -> 47-52 s) and its 16
-# decks measured in one page, a third of the English e2e's time in the same run (339 s of 1,367 s at a load of 12):
-# about 341 + 110 + 15 = 470 s here, 940 s on CI; 900 s, as the 45 minutes allow. Taken from test-grading and
-# test-portable, whose estimates had the slack: CI's last run took 1,771 s for all five stages, the English make e2e
-# about 680 of them, so the four others about 1,090 s against shares of 2,520 s.
 assert sum(SHARES.values()) == TOTAL_SECONDS, "the shares add up to the budget"
 
 
