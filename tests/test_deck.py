@@ -525,3 +525,17 @@ def test_a_table_continued_on_the_next_slide_keeps_its_header():
     shown, more = first.outputs[0]["text"].splitlines(), second.outputs[0]["text"].splitlines()
     assert shown[0].split() == more[0].split() == header.split(), "the header on both slides"
     assert [r.split() for r in shown[1:-1] + more[1:]] == [r.split() for r in rows], "every row once, in order"
+
+
+def test_an_english_slide_drops_a_terms_chinese_name_and_its_notes_keep_it():
+    """The seventh lecturer's trial: English slides showed the glossary's Chinese names ("head (注意力头)")."""
+    name = "06_multi_head_attention.ipynb"
+    cells = build_book.slides_notebook(json.loads((NOTEBOOKS_DIR / name).read_text(encoding="utf-8")), name).cells
+    shown = [c.source for c in cells if c.cell_type == "markdown" and c.metadata["slideshow"]["slide_type"] != "notes"]
+    notes = [c.source for c in cells if c.metadata["slideshow"]["slide_type"] == "notes"]
+    assert not any("(多头注意力)" in s or "(注意力头)" in s for s in shown)
+    assert any("(多头注意力)" in n or "(注意力头)" in n for n in notes) or any("注意力头" in s for s in notes), notes[
+        :2
+    ]
+    assert deck.CHINESE_TERM.sub("", "a **head** (注意力头) and 猫 (cat), 分块注意力 (chunked attention)") == (
+        "a **head** and 猫 (cat), 分块注意力 (chunked attention)")  # fmt: skip

@@ -163,13 +163,20 @@ def _lead_from_notes(notes: str) -> list[tuple[str, str]]:
     return [("para", sentence)] if sentence and words(sentence) <= MAX_SENTENCE else []
 
 
+# A glossary term's Chinese name after its English one at first use, "**spectral norm** (谱范数)": the English
+# notebooks and their notes keep it, an English slide drops it (a lecturer's trial); a Chinese deck has none of these.
+CHINESE_TERM = re.compile(r"(?<=[A-Za-z*)\]])\s\([\u4e00-\u9fff]+\)")
+
+
 def _pages(source: str, following) -> list[str]:
     """The Markdown of the slides a Markdown cell becomes (one, or more for a long list)."""
     if _heading_only(source) and following is not None:
         heads = [(k, LINK.sub(r"\1", t)) for k, t in blocks(source) if k == "heading"]
         lead = _lead_from_notes("".join(following["source"]))
-        return paginate(heads + lead, heads[0][1] if heads else None) or [""]
-    return slide_pages(source)
+        pages = paginate(heads + lead, heads[0][1] if heads else None) or [""]
+    else:
+        pages = slide_pages(source)
+    return [CHINESE_TERM.sub("", page) for page in pages]
 
 
 LINK_TARGET = re.compile(r"(?<!!)(\[[^\]]+\]\()([^)\s]+)(\))")
