@@ -69,14 +69,28 @@ def open_page(guarded, url: str):
     return page, bad
 
 
+# How many formulas MathJax has typeset once it has been idle for a second: one wait on its queue returned while a
+# second pass was still to come (chapter 12: 144 of 146, once, with the two workers of `make e2e` on two cores).
+SETTLED_JAX = """async () => {
+    const idle = () => new Promise(done => MathJax.Hub.Queue(() => done(MathJax.Hub.getAllJax().length)));
+    let count = await idle(), stable = 0;
+    for (let i = 0; i < 80 && stable < 4; i++) {
+        await new Promise(ok => setTimeout(ok, 250));
+        const now = await idle();
+        stable = now === count ? stable + 1 : 0;
+        count = now;
+    }
+    return count;
+}"""
+
+
 def check_math(page, url: str) -> int:
     """Wait until MathJax has typeset the page; return how many formulas it typeset. Fail on any TeX error."""
     n_sources = page.evaluate("document.querySelectorAll('.math, .jp-RenderedMarkdown').length")
     if n_sources == 0:
         return 0
     page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.isReady", timeout=30_000)
-    page.evaluate("() => new Promise(done => MathJax.Hub.Queue(() => done(true)))")
-    typeset = page.evaluate("MathJax.Hub.getAllJax().length")
+    typeset = page.evaluate(SETTLED_JAX)
     errors = page.evaluate(
         "[...document.querySelectorAll('.MathJax_Error, .merror, .mjx-merror')].map(e => e.textContent).slice(0, 5)"
     )
