@@ -50,12 +50,8 @@ BADGE = re.compile(
 )
 HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*$", re.M)
 UNBADGED = ("learning objectives", "prerequisites", "further reading")
-NOT_PROSE = (
-    "exercises",
-    "further reading",
-    "练习",
-    "延伸阅读",
-)  # the lab and the reading list (a twin's too): not prose
+READING = ("further reading", "延伸阅读")  # the reading list's heading, in a twin too
+NOT_PROSE = ("exercises", "练习", *READING)  # the lab and the reading list: not counted as the lecture's prose
 HOW_LONG = re.compile(r"^\*\*How long:\*\*.*$", re.M)
 MAX_LECTURE_MINUTES = 100  # "one lecture plus lab, about 90 minutes"
 MAX_LECTURE_WORDS = 2500  # core prose per lecture (issue 17's guide), exercises and reading list aside
@@ -287,7 +283,7 @@ def slides(nb):
 
 
 def _is_reading(section: Section) -> bool:
-    return re.sub(r"<[^>]+>", "", section.title).strip().lower() in ("further reading", "延伸阅读")
+    return re.sub(r"<[^>]+>", "", section.title).strip().lower() in READING
 
 
 def _exercise_list(nb, found: list[Section], lab: Section) -> str:
