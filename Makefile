@@ -82,9 +82,11 @@ test-core-paths: $(STAMP)
 # like others (other vector kernels, BLAS code paths), round like two other machines in every operation (rounding1,
 # rounding2: they also move every normal draw, which the jitter profile did alone, and every reduction's result, which
 # another split between threads changes: threads2 and threads3 stay for runs by hand), and run while other processes
-# load every core (busy). Rounding2, scalar and busy run as one pass (rounding2+scalar+busy): they change independent
-# things, the last bits of every result, the kernels and the machine's load, and each pass saved is 3-6 of CI's
-# minutes (rounding1 still runs alone, on the native kernels). `make test` already ran the native profile.
+# load every core (busy: beside the notebooks that time something or measure memory, 02, 08, 10 and 12; with one
+# thread the load changes no computed result, only the time it takes). Rounding2, scalar and busy run as one pass
+# (rounding2+scalar+busy): they change independent things, the last bits of every result, the kernels and the
+# machine's load, and each pass saved is 3-6 of CI's minutes (rounding1 still runs alone, on the native kernels).
+# `make test` already ran the native profile.
 PORTABLE_PROFILES ?= avx512,avx2,rounding1,rounding2+scalar+busy
 PORTABLE_NOTEBOOKS ?= $(NOTEBOOKS)
 test-portable: $(STAMP)

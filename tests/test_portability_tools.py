@@ -1,7 +1,9 @@
 """The tools behind issue 16's checks: tools.portability (strict nbval under CPU profiles), tools.oldest_requirements
 (the oldest versions pyproject.toml allows), and tools.nbval_env, the one environment of every strict nbval run."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -268,11 +270,11 @@ def test_a_threads_profile_runs_its_threads(name, threads, tmp_path, monkeypatch
     assert {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}.isdisjoint(warm_kernel.PER_KERNEL)
 
 
-def test_the_busy_profile_loads_every_core_and_stops_its_processes(tmp_path, monkeypatch):
-    seen = {}
+def test_the_busy_profile_loads_every_core_beside_the_notebooks_that_time_or_measure_memory(tmp_path, monkeypatch):
+    seen = []
 
     def fake_run(cmd, env, **kwargs):
-        seen["burners"] = list(burners_alive())
+        seen.append(([arg for arg in cmd if arg.endswith(".ipynb")], len(burners_alive())))
 
     started = []
     real_start = portability.start_burners
@@ -287,9 +289,52 @@ def test_the_busy_profile_loads_every_core_and_stops_its_processes(tmp_path, mon
     monkeypatch.setattr(portability.subprocess, "run", fake_run)
     monkeypatch.setattr(portability, "start_burners", start)
     busy = next(p for p in portability.PROFILES if p.name == "busy")
-    portability.run_profile(busy, ["notebooks/00_start_here.ipynb"], 1, tmp_path)
-    assert len(seen["burners"]) == (os.cpu_count() or 1)  # one per core while the notebooks ran
+    clockless, timed = "notebooks/00_start_here.ipynb", "notebooks/02_limits_of_rnns.ipynb"
+    portability.run_profile(busy, [clockless, timed], 1, tmp_path)
+    assert seen == [([clockless], 0), ([timed], os.cpu_count() or 1)]  # one burner per core beside 02's timings
     assert burners_alive() == []  # and none left afterwards
+    by_name = {p.name: p for p in portability.PROFILES}
+    assert portability.loaded_notebooks(portability.combine("threads2+busy", by_name), [clockless]) == [clockless]
+    assert portability.loaded_notebooks(by_name["scalar"], [timed]) == []
+    assert "2 that time or measure memory" in portability.busy_note(busy, [clockless, timed, timed])
+
+
+@pytest.mark.parametrize(
+    "code, reads",
+    [
+        ("start = time.perf_counter()", True),
+        ("t = time.process_time()", True),
+        ("%timeit f(x)", True),
+        ("%%time\nf(x)", True),
+        ("from course_lib import bench", True),
+        ("rows = course_lib.bench.run_benchmark([64])", True),
+        ("tracemalloc.start()", True),
+        ("peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss", True),
+        ("seconds = 2.5  # a recording's length", False),
+        ("print('time steps:', T)", False),
+    ],
+)
+def test_a_notebook_times_or_measures_where_a_code_cell_reads_a_clock_or_a_memory_meter(code, reads, tmp_path):
+    notebook = tmp_path / "nb.ipynb"
+    cells = [{"cell_type": "markdown", "source": ["time.perf_counter() in prose"]},
+             {"cell_type": "code", "source": [code]}]  # fmt: skip
+    notebook.write_text(json.dumps({"cells": cells}))
+    assert portability.times_or_measures(notebook) is reads
+
+
+def test_every_notebook_that_imports_time_or_the_benchmark_is_run_under_load():
+    """The busy profile loads the cores only beside notebooks that time or measure memory: one that imports Python's
+    time module, a memory meter or the course's benchmark but escapes the pattern would lose its test under load."""
+    for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        code = "\n".join("".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]
+                         if c["cell_type"] == "code")  # fmt: skip
+        imports = re.search(
+            r"^\s*(import (time|timeit|tracemalloc|resource)\b|from (time|resource) import"
+            r"|from course_lib import bench)",
+            code,
+            re.M,
+        )
+        assert portability.times_or_measures(notebook) == bool(imports), notebook.name
 
 
 def test_a_profile_with_a_startup_file_gets_its_own_ipythondir(tmp_path, monkeypatch):
