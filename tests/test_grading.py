@@ -27,7 +27,9 @@ the reference (the text's numbers) appear in no code of the release, in no prose
 submission outside the exercise's own cells.
 
 Slow (each notebook is executed three times), so ``make test`` skips it and CI runs it with ``make test-grading``
-(COURSE_GRADING=1, nbgrader from the ``grading`` extra). The small unit tests at the end always run.
+(COURSE_GRADING=1, nbgrader from the ``grading`` extra). Each graded submission gets a kernel of its own, forked from
+a server that imported torch (tools/warm_kernel.py, as strict nbval's): notebook 00's three are graded in kernels
+started the lecturer's way (:func:`grading_environ`). The small unit tests at the end always run.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,6 +53,7 @@ from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
 from course_lib.classroom.release import nbgrader_environ
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
+from tools import warm_kernel
 from tools.exercise_check import (
     answer_strings,
     answers_cell,
@@ -97,10 +102,50 @@ needs_grading = pytest.mark.skipif(
     os.environ.get("COURSE_GRADING") != "1", reason="slow: set COURSE_GRADING=1 (make test-grading, run by CI)"
 )
 
+# The notebook graded in cold kernels, as a lecturer's nbgrader starts them; every other graded kernel is forked from a
+# tools.warm_kernel server that imported torch (below)
+COLD = "00_start_here.ipynb"
+COLD_START = "warm_kernel: a cold start"  # what the launcher prints where the server cannot fork the kernel
+_warm_server = None  # this process's server and the Jupyter data folder that names its launcher, once started
 
-def nbgrader(root: Path, *args: str) -> str:
-    """Run an nbgrader command in the course ``root``; its log (nbgrader logs to stderr)."""
+
+def grading_environ(cold: bool = False) -> dict:
+    """The environment of nbgrader's processes here: `make test`'s strict one (nbval_environ: one thread, ...) with this
+    Python's bin first on PATH (nbgrader_environ). Unless ``cold``, JUPYTER_PATH names a ``python3`` kernel that is
+    tools.warm_kernel's launcher: each graded submission still gets a kernel process of its own in which nothing has
+    run (tests/test_warm_kernel.py: it sees what a cold one sees), forked from a server that imported torch, NumPy
+    and matplotlib once (about 4 s of CPU a kernel on CI's machine, some 90 kernels in make test-grading). Where the
+    server cannot fork one (another environment) the kernel starts cold and says so (COLD_START), which the tests
+    refuse. COURSE_WARM_KERNEL=0 grades every submission cold."""
+    global _warm_server
     env = nbgrader_environ(nbval_environ(os.environ))
+    if cold or os.environ.get(warm_kernel.SWITCH_ENV) == "0" or sys.platform != "linux":
+        return env
+    if _warm_server is None:
+        folder = tempfile.mkdtemp(prefix="warm-kernelspec-")
+        env["JUPYTER_PATH"] = os.pathsep.join([folder, *filter(None, [os.environ.get("JUPYTER_PATH")])])
+        # nbgrader sets NBGRADER_EXECUTION for the kernels it starts to grade (a notebook may ask whether it is graded)
+        process, path = warm_kernel.start_server({**env, "NBGRADER_EXECUTION": "autograde"})
+        _warm_server = (process, path, warm_kernel.kernelspec(folder, path))
+    env["JUPYTER_PATH"] = os.pathsep.join([_warm_server[2], *filter(None, [os.environ.get("JUPYTER_PATH")])])
+    return env
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_the_warm_server():
+    yield
+    global _warm_server
+    if _warm_server is not None:
+        process, path, folder = _warm_server
+        warm_kernel.stop_server(process, path)
+        shutil.rmtree(folder, ignore_errors=True)
+        _warm_server = None
+
+
+def nbgrader(root: Path, *args: str, cold: bool = False) -> str:
+    """Run an nbgrader command in the course ``root``; its log (nbgrader logs to stderr). Kernels as
+    :func:`grading_environ` starts them."""
+    env = grading_environ(cold=cold)
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force"], cwd=root, env=env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -263,14 +308,16 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     shortcuts, _ = load_shortcuts(nb_path, aliases=True)  # library calls by other doors where there are any
     submit(root, assignment, nb_path.name, REFERENCE, reference_submission(source, release))
     submit(root, assignment, nb_path.name, "unchanged", release)
-    env = nbgrader_environ(nbval_environ(os.environ))
+    cold = nb_path.name == COLD  # one notebook graded in kernels started as a lecturer's nbgrader starts them
+    env = grading_environ(cold=cold)
     graded_now = autograde_class(root, assignment, jobs=2, progress=False, env=env)  # two at once
     assert sorted(graded_now) == [REFERENCE, "unchanged"] and all(g.ok for g in graded_now.values()), graded_now
     log = "".join(g.log for g in graded_now.values())
     copied = read_copyable(nbformat.read(root / "autograded" / REFERENCE / assignment / nb_path.name, as_version=4))
     submit(root, assignment, nb_path.name, SHORTCUT, shortcut_submission(source, release, shortcuts, copied))
-    log += nbgrader(root, "autograde", assignment, "--student", SHORTCUT)
+    log += nbgrader(root, "autograde", assignment, "--student", SHORTCUT, cold=cold)
     assert "has changed" not in log, "no submission changed a locked cell: nbgrader should not warn"
+    assert COLD_START not in log, "every kernel forked as asked: " + log[log.find(COLD_START) :][:300]
     nbgrader(root, "generate_feedback", assignment)
 
     exercises, copy = find_exercises(source), copied_exercise(source, shortcuts)
@@ -368,9 +415,10 @@ def assert_cheats_refused(root: Path, assignment: str, nb_path: Path, source, ch
     lasts)}) to: the test cells before the attacked exercise keep their points; its test cells, and every later one
     where the change lasts (a checker or the notebook's cl changed), score zero, refused ("Not graded"); a later one
     otherwise scores or is refused; and the class report flags the student."""
-    env = nbgrader_environ(nbval_environ(os.environ))
+    env = grading_environ()
     graded = autograde_class(root, assignment, jobs=2, progress=False, env=env)
     assert sorted(graded) == sorted(cheats) and all(g.ok for g in graded.values()), graded
+    assert not any(COLD_START in g.log for g in graded.values()), "every graded kernel forked from the warm server"
     summaries, flags = class_report(root, assignment)
     scores = {s.grade_id: s.scores for s in summaries}
     for student, (attacked, lasting) in cheats.items():
@@ -496,9 +544,10 @@ def test_an_honest_answer_that_warns_where_a_test_cell_calls_it_keeps_its_points
         return HONEST_WARNING_05_EX2 if ex.label == "Exercise 2" else reference
 
     submit(root, assignment, nb_path.name, "warns", submission(source, release, answer, written="Because."))
-    env = nbgrader_environ(nbval_environ(os.environ))
+    env = grading_environ()
     graded = autograde_class(root, assignment, jobs=1, progress=False, env=env)
     assert list(graded) == ["warns"] and graded["warns"].ok, graded
+    assert not any(COLD_START in g.log for g in graded.values()), "the graded kernel forked from the warm server"
     summaries, flags = class_report(root, assignment)
     out = nbformat.read(root / "autograded" / "warns" / assignment / nb_path.name, as_version=4)
     scores = {s.grade_id: s.scores["warns"] for s in summaries}
@@ -529,9 +578,10 @@ def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagge
         return P2_SHAPES_12_EXERCISE_3 if ex.label == "Exercise 3" else reference
 
     submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
-    env = nbgrader_environ(nbval_environ(os.environ))
+    env = grading_environ()
     graded = autograde_class(root, assignment, jobs=1, progress=False, env=env)
     assert list(graded) == [student] and graded[student].ok, graded
+    assert not any(COLD_START in g.log for g in graded.values()), "the graded kernel forked from the warm server"
     summaries, flags = class_report(root, assignment)
     scores = {s.grade_id: s.scores[student] for s in summaries}
     out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)

@@ -219,3 +219,36 @@ def test_the_guard_runs_right_after_nbgrader_puts_the_locked_cells_back():
     steps = sanitize_preprocessors()
     at = steps.index(OverwriteCells)
     assert steps[at - 1] is RestoreHiddenTests and steps[at + 1] is GuardSubmission and steps[-1] is CheckCellMetadata
+
+
+RUNNING_AT_IMPORT = """
+import sys
+
+
+def later():
+    from course_lib.classroom import watch
+
+    return watch._is_answer(sys._getframe())
+
+
+def first():
+    from course_lib.classroom import watch  # imported here: this frame and the script's run now
+
+    return watch._is_answer(sys._getframe()), watch._is_answer(sys._getframe(1))
+
+
+print(first(), later())
+"""
+
+
+def test_the_frames_running_when_the_watch_is_imported_are_no_answers(tmp_path):
+    """A kernel's own frames run below every cell for its whole life, wherever its launcher lies (a site's wrapper
+    script, the course tests' warm server in tools/): frames that ran when course_lib's watch was imported (by the
+    set-up cell, before any answer) are no student's; a frame of the same file that starts later is one."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "launcher.py"  # outside every library's folder, like a student's cell
+    script.write_text(RUNNING_AT_IMPORT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "(False, False) True"

@@ -462,17 +462,53 @@ def _start_server() -> str:
     """The socket of this process's server, started on first use (it prints "ready" once PRELOAD is imported)."""
     global _server
     if _server is None:
-        import subprocess
-        import tempfile
-
-        path = os.path.join(tempfile.mkdtemp(prefix="warm-kernel-"), "socket")
-        command = [sys.executable, os.path.abspath(__file__), "serve", path]
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        if process.stdout.readline().strip() != b"ready":
-            process.wait()
-            raise RuntimeError(f"the warm-kernel server did not start (exit status {process.returncode})")
-        _server = (process, path)
+        _server = start_server()
     return _server[1]
+
+
+def start_server(env: dict | None = None):
+    """A server (its process, its socket) whose environment is ``env`` (default: this process's): it forks only kernels
+    whose environment equals it, but for PER_KERNEL. Stop it with :func:`stop_server`."""
+    import subprocess
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="warm-kernel-"), "socket")
+    command = [sys.executable, os.path.abspath(__file__), "serve", path]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    if process.stdout.readline().strip() != b"ready":
+        process.wait()
+        raise RuntimeError(f"the warm-kernel server did not start (exit status {process.returncode})")
+    return process, path
+
+
+def stop_server(process, path: str) -> None:
+    """Stop a server of :func:`start_server`: it kills and reaps what is left, reports, and exits; its kernels' CPU time
+    reaches this process's RUSAGE_CHILDREN here."""
+    import subprocess
+
+    process.stdin.close()  # the server's signal to stop
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        print("warm_kernel: the server did not stop within 60 s: killed", file=sys.stderr)
+        process.kill()
+        process.wait()
+    process.stdout.close()
+    os.unlink(path)
+    os.rmdir(os.path.dirname(path))
+
+
+def kernelspec(folder: str, socket_path: str) -> str:
+    """A Jupyter data folder whose ``python3`` kernel is this file's launcher, asking the server at ``socket_path``:
+    put it first on JUPYTER_PATH, for a program that starts kernels by name (nbgrader). Returns ``folder``."""
+    spec = os.path.join(folder, "kernels", "python3")
+    os.makedirs(spec, exist_ok=True)
+    argv = [sys.executable, os.path.abspath(__file__), "launch", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "Python 3 (forked warm)", "language": "python",
+              "env": {SOCKET_ENV: socket_path}, "metadata": {"debugger": False}}  # fmt: skip
+    with open(os.path.join(spec, "kernel.json"), "w", encoding="utf-8") as handle:
+        json.dump(kernel, handle)
+    return folder
 
 
 def pytest_sessionfinish(session) -> None:
@@ -480,19 +516,7 @@ def pytest_sessionfinish(session) -> None:
     then)."""
     global _server
     if _server is not None:
-        process, path = _server
-        import subprocess
-
-        process.stdin.close()  # the server's signal to stop: it kills and reaps what is left, reports, and exits
-        try:
-            process.wait(timeout=60)  # the kernels' CPU time reaches this process's RUSAGE_CHILDREN here
-        except subprocess.TimeoutExpired:
-            print("warm_kernel: the server did not stop within 60 s: killed", file=sys.stderr)
-            process.kill()
-            process.wait()
-        process.stdout.close()
-        os.unlink(path)
-        os.rmdir(os.path.dirname(path))
+        stop_server(*_server)
         _server = None
     if os.environ.get(REPORT_ENV):
         own = resource.getrusage(resource.RUSAGE_SELF)

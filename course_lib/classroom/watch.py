@@ -93,8 +93,9 @@ def _spawner(frame: object) -> object:
 
 
 def _is_answer(frame: object) -> bool:
-    """Whether ``frame`` runs a student's code: neither the course's own nor an installed library's."""
-    if frame is None:
+    """Whether ``frame`` runs a student's code: neither the course's own nor an installed library's, nor one of the
+    frames that ran when this module was imported (:data:`_RUNNING`)."""
+    if frame is None or _RUNNING.get(id(frame)) is frame:
         return False
     if (frame.f_globals.get("__name__") or "").startswith(_OWN):
         return False
@@ -233,6 +234,19 @@ def _install() -> tuple[Callable, Callable]:
     return call, watch
 
 
+# The frames running when this module is imported (before any answer: the set-up cell imports course_lib), held so
+# that no later frame takes one's id: the kernel's own, which run for its whole life below every cell, whatever file
+# they come from (a kernel started by a site's launcher script, or forked from the course tests' warm server in tools/,
+# has frames outside the libraries' folders at the bottom of its stack), and the set-up cell's, which end with it.
+def _running() -> dict[int, object]:
+    frames, frame = {}, sys._getframe(1)
+    while frame is not None:
+        frames[id(frame)] = frame
+        frame = frame.f_back
+    return frames
+
+
+_RUNNING = _running()
 _SWITCHES = _install()  # at import: before any cell of a notebook runs
 audit_fork_exec()
 
