@@ -92,7 +92,7 @@ def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots, en
     """Each Chinese deck, measured like the English ones (test_book_in_browser.test_every_slide_can_be_projected:
     size, overflow, code size and wrapping, cut sentences, words with a Chinese character as a fraction of a word,
     figure text, Chinese text in the course's font, notes links) and its glyphs drawn; one deck a test, so that
-    `make e2e`'s two workers share the decks (build/e2e/slides-zh-NN.json: the deck's summary)."""
+    `make e2e`'s workers share the decks (build/e2e/slides-zh-NN.json: the deck's summary)."""
     stem = Path(english).stem
     url = f"{book_url}zh/slides/{stem}.slides.html"
     context = browser.new_context(viewport=slide_metrics.SCREEN)
