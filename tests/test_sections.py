@@ -182,3 +182,21 @@ def test_the_labs_slide_lists_its_exercises():
         assert len(lab) == 1 and lab[0].count("\n- ") == 5 and "<a id" not in lab[0].split("\n\n", 2)[-1], lab
         reading = [t for t in texts if t.startswith(("## Further reading", "## 延伸阅读"))]
         assert all("\n- Exercise" not in r and "\n- 练习" not in r for r in reading)
+
+
+def test_a_subsection_after_deep_dives_off_the_deck_says_where_their_numbers_went():
+    """The seventh lecturer's trial: a deck went from "4." to "4.2" (a ``###`` deep dive off the deck leaves no
+    signpost: one more slide each would push 01's and 02's lectures over their slides). The next subsection's slide
+    names the numbers left out; one that follows no gap, or has no number, is left as it is."""
+    slide = {"slideshow": {"slide_type": "slide"}}
+    nxt, last, plain = heading("### 1.3 D", "core", 5), heading("### 1.5 F", "core", 5), heading("### G", "core", 5)
+    for cell in (nxt, last, plain):
+        cell.metadata.update(slide)
+    nb = toy(new_markdown_cell("# Title"), heading("## 1. A", "core", 10), heading("### 1.1 B", "deep-dive", 5),
+             heading("### 1.2 C", "deep-dive", 5), nxt, heading("### 1.4 E", "deep-dive", 5), last,
+             heading("### Notes", "deep-dive", 5), plain)  # fmt: skip
+    deck = sections.slides(nb)
+    assert deck.cells[4].source.endswith("\n\n◆ Left out here: 1.1, 1.2 (deep dives: in the book).")
+    assert deck.cells[6].source.endswith("\n\n◆ Left out here: 1.4 (a deep dive: in the book).")
+    assert "Left out" not in deck.cells[8].source and "Left out" not in deck.cells[1].source
+    assert sections.left_out_line(["4.1"], chinese=True) == "◆ 本讲略去：4.1（深入小节，见本书）。"

@@ -22,7 +22,8 @@ From the badges this tool derives, and with ``--write`` stores:
 - the slides: cells the author marked with ``slideshow`` metadata are the deck; core Markdown cells left unmarked
   become speaker notes, every other unmarked cell is skipped. A deep dive is on the deck when its heading cell is
   marked (the deep dives the lecturer's guide teaches in a lecture, and only those: tests/test_lecturers_guide.py);
-  a ``##`` deep dive off the deck leaves a one-slide signpost, so that the deck's section numbers do not jump.
+  a ``##`` deep dive off the deck leaves a one-slide signpost, so that the deck's section numbers do not jump; a
+  ``###`` one is named on the slide of the subsection after it ("◆ Left out here: 4.1 ...").
 
 ``python -m tools.sections notebooks/03_*.ipynb`` prints the sections with their time and words; ``--check``
 exits 1 on a problem (a section without a badge, stale tags or "How long" line, a lecture over its limits);
@@ -271,6 +272,10 @@ def slides(nb):
     if nb["cells"]:
         nb["cells"][0]["metadata"]["slideshow"] = {"slide_type": "slide"}  # a deck opens with a slide
     chinese = any((m := BADGE.search(_source(c))) and m[0].count("min") == 0 for c in nb["cells"])  # a twin's badge
+    for s, numbers in left_out(found):  # "4." then "4.2": the slide says where 4.1 went (a lecturer's trial)
+        cell = nb["cells"][s.first_cell]
+        if cell["metadata"]["slideshow"]["slide_type"] in SLIDE_KINDS:
+            cell["source"] = _source(cell).rstrip() + "\n\n" + left_out_line(numbers, chinese)
     inserts = []  # (before cell i, the cell): signposts, and the slide where a deck's second lecture begins
     for s in found:
         if signposted(s):
@@ -280,6 +285,35 @@ def slides(nb):
     for i, cell in sorted(inserts, key=lambda pair: pair[0], reverse=True):
         nb["cells"].insert(i, cell)
     return nb
+
+
+# The number a subsection's heading starts with: "4.1", "Exercise 2", "Mistake 5" (练习 2, 错误 5 in a twin)
+NUMBERED = re.compile(r"^(\d+(?:\.\d+)+|(?:Exercise|Mistake) \d+|(?:练习|错误) ?\d+)(?![\d.])")
+
+
+def left_out(found: list[Section]) -> list[tuple[Section, list[str]]]:
+    """Each ``###`` section on the deck right after ``###`` deep dives that are not, with those deep dives' numbers:
+    without a word the deck's numbers jump there ("4." then "4.2")."""
+    out = []
+    for i, s in enumerate(found):
+        if s.level != 3 or not s.on_deck:
+            continue
+        j = i
+        while j > 0 and found[j - 1].level == 3 and found[j - 1].kind == DEEP and not found[j - 1].on_deck:
+            j -= 1
+        numbers = [m[1] for x in found[j:i] if (m := NUMBERED.match(re.sub(r"<[^>]+>", "", x.title).strip()))]
+        if numbers and NUMBERED.match(re.sub(r"<[^>]+>", "", s.title).strip()):
+            out.append((s, numbers))
+    return out
+
+
+def left_out_line(numbers: list[str], chinese: bool) -> str:
+    """The line a slide gets for the deep dives left out before it: "◆ Left out here: 4.1 (a deep dive: in the
+    book)."."""
+    if chinese:
+        return f"◆ 本讲略去：{'、'.join(numbers)}（深入小节，见本书）。"
+    what = "a deep dive" if len(numbers) == 1 else "deep dives"
+    return f"◆ Left out here: {', '.join(numbers)} ({what}: in the book)."
 
 
 def _is_reading(section: Section) -> bool:
