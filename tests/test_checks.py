@@ -73,6 +73,27 @@ def test_check_function_passes_a_right_answer(capsys):
     assert "agrees with the reference on 5 random inputs" in capsys.readouterr().out
 
 
+def test_a_long_success_message_is_folded_between_words_within_a_slides_width():
+    """The names a check blocked made its message a line of up to 200 characters (a lecturer's trial: 93 slide lines
+    folded by the build); it is folded at WIDTH between words, later lines indented, nothing lost."""
+    import json
+
+    from course_lib.classroom.checks import WIDTH, success_line
+    from course_lib.paths import NOTEBOOKS_DIR
+
+    text = "✓ f agrees with the reference on 5 random inputs, without calling " + ", ".join(
+        f"course_lib.module_{i}.function_{i}" for i in range(3)
+    )
+    rows = success_line(text).split("\n")
+    assert len(rows) == 3 and all(len(r) <= WIDTH for r in rows) and rows[1].startswith("  course_lib.module_0")
+    assert " ".join(r.strip() for r in rows) == text and success_line("✓ f is short") == "✓ f is short"
+    for nb in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):  # what every notebook stored, as it prints now
+        outputs = [o for c in json.loads(nb.read_text(encoding="utf-8"))["cells"] for o in c.get("outputs", [])]
+        lines = "".join("".join(o.get("text", "")) for o in outputs).splitlines()
+        wide = [line for line in lines if "agrees with the reference on" in line and len(line) > WIDTH]
+        assert not wide, f"{nb.name}: {wide}"
+
+
 @pytest.mark.parametrize(
     "wrong,words",
     [

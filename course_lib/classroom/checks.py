@@ -13,6 +13,7 @@ An implement-it exercise is checked ``without=`` the library functions that woul
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 
 import torch
@@ -28,6 +29,8 @@ from .noted import noted
 from .own import own_functions
 from .sealed import fingerprint
 from .watch import Refused, call_answer, verify_watched
+
+WIDTH = 88  # a check's message at most this wide: the columns of a slide's code and output (tools/slide_code.py)
 
 __all__ = ["answer_tensor", "explain_difference", "check_answer", "check_close", "check_function"]
 
@@ -234,7 +237,13 @@ def check_function(
     without = tuple(dict.fromkeys(without))
     shown = ", ".join(without[:3]) + (f" and {len(without) - 3} more" if len(without) > 3 else "")
     blocked_names = f", without calling {shown}" if without else ""
-    print(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}")
+    print(success_line(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}"))
+
+
+def success_line(text: str) -> str:
+    """A check's message folded between words at WIDTH, later lines indented: the names a check blocked made it a line
+    of up to 200 characters, which a notebook wraps anywhere and a slide folded (a lecturer's trial)."""
+    return "\n".join(textwrap.wrap(text, WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
 
 
 def _answer(fn: Callable, args: Sequence[object], name: str, shapes: list, theirs: tuple, blocking: dict,
