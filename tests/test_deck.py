@@ -479,6 +479,23 @@ def test_every_cell_of_every_deck_has_an_id_of_its_own():
         assert len(ids) == len(set(ids)), f"{path.name}: {sorted({i for i in ids if ids.count(i) > 1})}"
 
 
+POSITION_WORDS = re.compile(r"\b(left|middle|centre|center|right|top|bottom)\b\s*\)|\((left|middle|right|top|bottom)\b")
+
+
+def test_a_figure_cut_into_panels_has_no_title_that_names_a_panels_place():
+    """Each panel of a cut figure carries the title over all of them (tools.figure_panels): 06's "(middle) vs
+    (right)" was shown on three slides of one panel each, where no panel is in the middle."""
+    for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        cut = {c.get("id", "").split("-panel-")[0] for c in build_book.slides_notebook(nb, path.name).cells
+               if "-panel-" in c.get("id", "")}  # fmt: skip
+        for c in nb["cells"]:
+            if c.get("id") in cut:
+                titles = re.findall(r"suptitle\((.*)", "".join(c["source"]))
+                assert not [t for t in titles if POSITION_WORDS.search(t)], (path.name, titles)
+    assert POSITION_WORDS.search('"view(L, H, Dk)  (middle)   vs   view(H, L, Dk)  (right)"')
+
+
 def test_an_italic_lead_joins_the_sentence_after_it_as_a_bold_one_does():
     """The seventh lecturer's trial: 10's list "- *Scale.* The claim that matters..." showed "Scale." alone."""
     shown = slide_text.list_lines("- *Scale.* The claim is about large data. More.\n- *Recipe.* ViTs need more. More.")
