@@ -384,3 +384,23 @@ def test_the_guides_how_long_example_is_notebook_05s(rows, text):
     assert int(exercises) == len(core_exercises(stem)) and int(per) == MINUTES_PER_EXERCISE
     (row,) = [r for r in rows if r.lab_stem == stem and r.week <= WEEKS]
     assert (row.minutes, row.lab_minutes) == (int(lecture), int(lab)) and int(total) == row.minutes + row.lab_minutes
+
+
+def test_a_deep_dive_sits_in_the_part_of_the_deck_of_the_lecture_that_teaches_it(rows):
+    """The seventh lecturer's trial: the guide taught 10's deep dives on the experiment with lecture 2, and its deck
+    showed them inside lecture 1's part, before the slide where lecture 2 begins (tools.sections.divider)."""
+    checked = 0
+    for row in rows:
+        for unit in (u for u in row.lecture if u.kind == sections.DEEP):
+            lectures = {u.lecture for u in row.lecture if u.stem == unit.stem and u.kind == sections.CORE}
+            if not lectures:
+                continue
+            nb = notebook(unit.stem)
+            section = next(s for s in sections.sections(nb)[0]
+                           if s.minutes and (m := NUMBERED.match(s.title)) and f"§{m[1]}" == unit.ref)  # fmt: skip
+            deck = sections.slides(nb)["cells"]
+            at = next(i for i, c in enumerate(deck) if c.get("id") == nb.cells[section.first_cell].get("id"))
+            part = 1 + sum(1 for c in deck[:at] if c.get("id", "").startswith("lecture-"))
+            assert part in lectures, f"week {row.week}: {unit.stem} {unit.ref} is in lecture {part}'s part of the deck"
+            checked += 1
+    assert checked >= 5, "08 §5.1, §9; 10 §6.2-§6.4; 12 §2.1, §6.1; 13 §7.1"

@@ -140,17 +140,20 @@ def test_a_deck_of_two_lectures_says_where_the_second_begins():
     the divider was a bare word. It lists the lecture's numbered sections (not the lab's exercises) and its minutes."""
     import json
 
-    agenda = "- 7. Inside the trained ViT\n- 8. Who wins where, and why: an honest reading"
+    agenda = ("- 6.2 One machine's digits (◆ deep dive)\n- 6.3 Time per step (◆ deep dive)\n"
+              "- 6.4 Why not the library's initial weights? (◆ deep dive)\n"
+              "- 7. Inside the trained ViT\n- 8. Who wins where, and why: an honest reading")  # fmt: skip
     expected = {"10_vision_transformer": f"# Lecture 2\n\n{agenda}\n\nAbout 47 minutes of the core path.",
-                "zh/10_vision_transformer": "# 第 2 讲\n\n- 7. "}  # fmt: skip
+                "zh/10_vision_transformer": "# 第 2 讲\n\n- 6.2 "}  # fmt: skip
     for name, divider in expected.items():
         nb = json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
         deck = sections.slides(nb)
         dividers = [i for i, c in enumerate(deck["cells"]) if c.get("id") == "lecture-2"]
         assert len(dividers) == 1 and deck["cells"][dividers[0]]["source"].startswith(divider)
         assert "练习" not in deck["cells"][dividers[0]]["source"] and "<a" not in deck["cells"][dividers[0]]["source"]
-        first = next(s for s in sections.sections(nb)[0] if s.lecture == 2)
-        assert deck["cells"][dividers[0] + 1]["source"] == nb["cells"][first.first_cell]["source"]
+        # the deep dives on the deck just before lecture 2's first section open its part (the guide teaches them there)
+        first = next(s for s in sections.sections(nb)[0] if s.kind == sections.DEEP and s.on_deck)
+        assert deck["cells"][dividers[0] + 1]["id"] == nb["cells"][first.first_cell]["id"]
     nb08 = json.loads((NOTEBOOKS_DIR / "08_efficient_attention.ipynb").read_text(encoding="utf-8"))
     divider = next(c["source"] for c in sections.slides(nb08)["cells"] if c.get("id") == "lecture-2")
     assert "\n- 5.1 Fine print: the memory target and a NaN trap (◆ deep dive)\n- 6. " in divider, divider  # week 9
