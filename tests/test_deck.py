@@ -168,6 +168,23 @@ def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program(
     assert slide_code.formatted("x = 1  # fmt: skip") == "x = 1  # fmt: skip", "narrow code is left alone"
 
 
+def test_a_call_ruff_spreads_one_argument_a_line_is_packed_onto_fewer_lines():
+    """A lecturer's trial: 10's print of five arguments took seven lines of its slide once ruff formatted it."""
+    source = 'print("tokens", tuple(tokens.shape), " conv output", tuple(by_conv.shape), "-> flattened: equal")'
+    out = slide_code.formatted(source)
+    assert out.splitlines() == [
+        "print(",
+        '    "tokens", tuple(tokens.shape), " conv output", tuple(by_conv.shape),',
+        '    "-> flattened: equal",',
+        ")",
+    ], out
+    assert ast.dump(ast.parse(out)) == ast.dump(ast.parse(source))
+    strings = 'f(\n    a,\n    """x,\n    y,\n    z,\n""",\n)'  # lines inside a string are the string's: kept
+    assert slide_code.packed(strings) == strings
+    commented = "f(\n    a,  # first\n    b,\n    c,\n)"
+    assert slide_code.packed(commented) == commented, "a comment ends its line"
+
+
 def test_a_line_wide_only_by_its_comment_stays_one_line_once_the_comment_is_cut():
     """08's slide of the overflow demo showed ``big = (`` / ``1000 * s`` / ``)``: ruff broke the line for its comment,
     then the comment was cut. Cuts are made on the code as written, formatted after."""
