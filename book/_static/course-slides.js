@@ -25,6 +25,9 @@
   // The speaker notes as MathML: the speaker view (the notes plugin's window, key S) shows a copy of the notes'
   // HTML without MathJax's styles, where MathJax's own markup reads "σ2q" for σ_q². Chromium and Firefox draw MathML
   // themselves, in the speaker view and in the handouts (tools/handouts.py) alike.
+  // A font with an OpenType MATH table, named on each formula (the speaker view and the handouts copy the notes
+  // without this page's styles): without one, Chromium drew d_k's k level with the d and x² far above the x.
+  var MATH_FONTS = '"STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", math';
   function notesToMathML() {
     document.querySelectorAll(".reveal aside.notes").forEach(function (aside) {
       MathJax.Hub.getAllJax(aside).forEach(function (jax) {
@@ -34,6 +37,7 @@
         var math = document.createElement("span");
         math.className = "course-mathml";
         math.innerHTML = jax.root.toMathML("");
+        if (math.firstElementChild) math.firstElementChild.style.fontFamily = MATH_FONTS;
         if (shown) {
           var preview = shown.previousSibling;
           if (preview && preview.classList && preview.classList.contains("MathJax_Preview")) preview.remove();

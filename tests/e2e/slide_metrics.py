@@ -11,8 +11,8 @@
   tools/slide_figures.py) times the scale the slide draws it at;
 - no prompts or test markers; Chinese text in the course's font subset;
 - speaker notes whose formulas are MathML (what the speaker view and the handouts draw; MathJax's own markup shows
-  σ_q² as "σ2q" there), each drawn with a width, no TeX left over, and whose links (``notesLinks``, checked by the
-  test against the built book) point at the book's pages.
+  σ_q² as "σ2q" there), each drawn with a width and in a math font (every subscript below its base's line), no TeX
+  left over, and whose links (``notesLinks``, checked by the test against the built book) point at the book's pages.
 
 ``measure(page)`` visits each slide (all its fragments shown, its formulas laid out) and returns one row per slide;
 ``problems(rows)`` says which rules a deck breaks. tests/e2e/test_book_in_browser.py runs them on every deck.
@@ -32,10 +32,14 @@ MEAN_WORDS, MAX_WORDS = 40, 90
 # A figure without data-text-px is measured as if its smallest text were 8 pt at 100 dpi (and reported: every
 # figure of a deck must carry its own).
 FIGURE_TEXT_NATURAL_PX = 8 / 72 * 100
+# A subscript in the notes is drawn at least this many em below its base's bottom. With a font that has an OpenType
+# MATH table (book/_static/course-slides.js names some) Chromium lowers it 0.24-0.37 em; without, 0.02-0.06 em: d_k's
+# k on the d's line, the "flat" subscripts a lecturer found in the handouts.
+MIN_SUBSCRIPT_DROP = 0.15
 PROMPTS = r"In \[\s*\d*\]:|Out\[\s*\d*\]:"  # anywhere on a slide
 MARKERS = r"NBVAL_|BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|MARK SCHEME|nbgrader"  # in code (prose may name them)
 
-MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
+MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
   await new Promise(done => {
     const ready = () => document.documentElement.classList.contains('course-notes-ready');
     if (ready()) return done(true);
@@ -121,6 +125,12 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
     probe.innerHTML = notes.map(n => n.innerHTML).join('\n');
     const notesMath = probe.querySelectorAll('math').length;
     const flatMath = [...probe.querySelectorAll('math')].filter(m => m.getBoundingClientRect().width === 0).length;
+    const levelScripts = [...probe.querySelectorAll('msub, msubsup')].filter(s => {  // a subscript on its base's line
+      if (!/^[a-eh-ik-orsuvwxzA-Z]$/.test(s.children[0].textContent.trim())) return false;  // no descender (q, ‖)
+      const [base, script] = [...s.children].map(c => c.getBoundingClientRect());
+      const em = parseFloat(getComputedStyle(s).fontSize);
+      return base.height > 0 && (script.bottom - base.bottom) / em < minDrop;
+    }).map(s => s.textContent.replace(/\s+/g, '')).slice(0, 3);
     const leftTeX = probe.querySelectorAll('.MathJax, .MathJax_Display, script[type^="math/tex"]').length
       + [...probe.querySelectorAll('p, li, td')].filter(el => /\$[^$]+\$|\\[a-zA-Z]+/.test(
           [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join(' '))).length;
@@ -133,7 +143,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
       codePx: codePx.length ? Math.min(...codePx) : null, tablePx: tablePx.length ? Math.min(...tablePx) : null,
       figurePx: figures.length ? Math.min(...figures) : null, unmarked,
       wrapped: wrapped.slice(0, 3), wrappedCount: wrapped.length, cut: cut.slice(0, 3), cutCount: cut.length,
-      notesMath, flatMath, leftTeX, notesLinks,
+      notesMath, flatMath, levelScripts, leftTeX, notesLinks,
       markers: [...(text.match(prompt) || []), ...(blocks.match(marker) || [])].slice(0, 3),
       cjkFonts: [...cjkFonts], cjkCode,
     });
@@ -144,7 +154,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord]) => {
 
 
 def measure(page) -> list[dict]:
-    return page.evaluate(MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX, CJK_CHARS_PER_WORD])
+    return page.evaluate(MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX, CJK_CHARS_PER_WORD, MIN_SUBSCRIPT_DROP])
 
 
 def summary(rows: list[dict]) -> dict:
@@ -188,6 +198,7 @@ def problems(rows: list[dict]) -> list[str]:
             (r["wrappedCount"] > 0, f"code or output wrapped: {r['wrapped']}"),
             (r["cutCount"] > 0, f"sentences cut short: {r['cut']}"),
             (r["flatMath"] > 0, f"{r['flatMath']} formula(s) of the notes drawn with no width"),
+            (bool(r["levelScripts"]), f"subscripts of the notes drawn on their base's line: {r['levelScripts']}"),
             (r["leftTeX"] > 0, f"{r['leftTeX']} formula(s) of the notes not MathML (MathJax markup or raw TeX)"),
             (
                 any(re.search(r"\.(md|ipynb)(#|$)", href) for href in r["notesLinks"]),

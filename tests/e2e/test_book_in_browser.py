@@ -312,8 +312,9 @@ def small_png() -> str:
 
 def test_the_metrics_see_what_they_measure(book_url, browser):
     """The measurements fail where they should: a slide made too wide, too wordy, with small code, a prompt,
-    Chinese code in a font without the subset, a wrapped code block, a sentence ending in an ellipsis and a small
-    figure without its text size is reported for each rule."""
+    Chinese code in a font without the subset, a wrapped code block, a sentence ending in an ellipsis, a small
+    figure without its text size and a formula of the notes in a font without a MATH table (its subscript drawn on
+    its base's line) is reported for each rule."""
     nb = NOTEBOOKS[0]
     context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
@@ -328,7 +329,8 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
                     'font-family: monospace !important">In [31]: 猫 ' + 'x'.repeat(400) + '</pre></div><p>' +
                     'word '.repeat(120) + '</p><pre style="width: 300px !important; white-space: pre-wrap ' +
                     '!important">' + 'wrapped '.repeat(20) + '</pre><p>A sentence cut short …</p>' +
-                    '<aside class="notes"><p>raw $x_q^2$, <a href="../docs/glossary.md#x">x</a></p></aside>' +
+                    '<aside class="notes"><p>raw $x_q^2$, <a href="../docs/glossary.md#x">x</a>, <math ' +
+                    'style="font-family: sans-serif"><msub><mi>d</mi><mi>k</mi></msub></math></p></aside>' +
                     '<img style="width: 50px !important; height: 50px !important; ' +
                     'flex: none !important" src="data:image/png;base64,' + png + '">');
             }""",
@@ -347,6 +349,7 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
             "code or output wrapped",
             "sentences cut short",
             "not MathML",
+            "on their base's line",
             "not the book's pages",
         )
         for rule in rules:
