@@ -9,6 +9,7 @@ import course_lib as cl
 import course_lib.classroom.autograde as autograde
 from course_lib.classroom.autograde import (
     BY_HAND_WITH_LIBRARY,
+    NOT_THE_ASSIGNMENT,
     USED_NUMPY,
     ExerciseSummary,
     _flags,
@@ -227,3 +228,19 @@ def test_the_csv_counts_numpy_refusals_apart(tmp_path, monkeypatch):
     autograde.write_report(tmp_path, "a04")
     rows = (tmp_path / "reports" / "a04.csv").read_text().splitlines()
     assert rows == ["student,e1,e2,total so far,flagged,refused NumPy", "ann,0.0,1.0,1.0,0,1", "bob,0.0,0.0,0.0,1,1"]
+
+
+def test_a_notebook_from_the_student_release_is_flagged_as_not_the_assignment(tmp_path):
+    """An eighth lecturer's try: the reference answers handed in in the student release's notebook (no nbgrader
+    metadata: what the clone and the Colab links open) scored zero with every cell waiting for manual grading, and the
+    report did not say why. The release's own notebook (release/aNN/) carries the metadata and is not flagged."""
+    from course_lib.classroom.student import student_notebook
+
+    source = nbformat.read(NOTEBOOKS_DIR / "00_start_here.ipynb", as_version=4)
+    release, _ = student_notebook(source)
+    assert not any("nbgrader" in cell.metadata for cell in release.cells), "the student release has no nbgrader cells"
+    _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a00", release, "00_start_here.ipynb")
+    assert _flags(tmp_path, "a00", "ann") == [("00_start_here", NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", "a00"))]
+    nb = _by_hand_notebook("w = [0.2447, 0.0, 0.0900, 0.6652]")
+    _hand_in_and_grade(tmp_path / "submitted" / "bo" / "a05", nb, "05.ipynb")
+    assert _flags(tmp_path, "a05", "bo") == []

@@ -561,6 +561,29 @@ def test_an_honest_answer_that_warns_where_a_test_cell_calls_it_keeps_its_points
 
 
 @needs_grading
+def test_the_student_releases_notebook_handed_in_scores_zero_and_is_flagged_as_not_the_assignment(tmp_path):
+    """An eighth lecturer's try: every reference answer written into the student release's notebook (what the clone
+    and the Colab links open: no nbgrader metadata) and handed in scored zero, every cell waiting for manual grading,
+    and nothing said why. It still scores no point (nbgrader cannot tell its answers from its tests), and the report
+    now says it is not the assignment's notebook; the guide says to hand out release/<assignment>/."""
+    from course_lib.classroom.autograde import NOT_THE_ASSIGNMENT
+    from course_lib.classroom.student import student_notebook
+
+    root, assignment, nb_path, source, release = released(tmp_path, "00")
+    full = nbformat.read(nb_path, as_version=4)
+    copy, exercises = student_notebook(full)
+    for ex, original in zip(exercises, find_exercises(full), strict=True):
+        copy.cells[ex.solution_cell].source = solution_code(full.cells[original.solution_cell].source)
+    assert not any("nbgrader" in cell.metadata for cell in copy.cells)
+    submit(root, assignment, nb_path.name, "colab", copy)
+    graded = autograde_class(root, assignment, jobs=1, progress=False, env=grading_environ(cold=True))
+    assert list(graded) == ["colab"], graded
+    summaries, flags = class_report(root, assignment)
+    assert summaries and all(not s.scores.get("colab") for s in summaries), summaries  # 0, or None: not graded
+    assert flags["colab"] == [(nb_path.stem, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment))], flags
+
+
+@needs_grading
 def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagged(tmp_path):
     """The lecturer's answer to exercise 3 that feeds the last token where the context has room (tests/heldout's
     P2_SHAPES_12_EXERCISE_3, which exercise 3's check passed until it recorded the calls in a case with room), handed

@@ -19,7 +19,9 @@ the check's own reference or helpers; and every cell the student wrote in which 
 read again here, so that no submission that tampers is listed as clean; every answer cell of a by-hand exercise
 that computes with course_lib, torch or NumPy instead of writing its numbers down (:mod:`course_lib.classroom.
 calculator`: flagged for a person to look at, not zeroed); and every file the submission wrote into its graded folder
-while it ran. A test cell that refused NumPy (a tensor handed to NumPy where the exercise asks for
+while it ran; and a submitted notebook in which no cell carries nbgrader's metadata (:data:`NOT_THE_ASSIGNMENT`:
+made from the student release rather than from the assignment's ``release/`` notebook, nbgrader grades nothing in
+it). A test cell that refused NumPy (a tensor handed to NumPy where the exercise asks for
 tensor operations only, as notebook 00 says) scores zero like any refusal, but is listed apart, under its own label
 (:data:`USED_NUMPY`): an honest answer's slip, not a shortcut. (Where an answer also reached a shortcut, the check
 reports the shortcut: :class:`course_lib.classroom.reach.Reaches`.)
@@ -42,14 +44,18 @@ import nbformat
 
 from ..validate import integer
 
-__all__ = ["USED_NUMPY", "ExerciseSummary", "Graded", "autograde_class", "class_report", "format_report", "main",
-           "write_report"]  # fmt: skip
+__all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "autograde_class", "class_report",
+           "format_report", "main", "write_report"]  # fmt: skip
 
 BUSY_TIMEOUT_S = 120
 # The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
 USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
 _NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
 BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
+NOT_THE_ASSIGNMENT = (
+    "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
+    "or an export?), so nbgrader graded nothing: ask for the answers in release/ASSIGNMENT/"
+)
 
 
 @dataclass
@@ -130,8 +136,10 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
     from .calculator import library_calls
     from .guard import findings
 
-    found = []
+    found, unmarked = [], _unmarked(root, assignment, student)
     for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
+        if path.stem in unmarked:  # every cell of it would read as the student's: flagged once, below
+            continue
         try:
             nb = nbformat.read(path, as_version=4)
         except (nbformat.reader.NotJSONError, ValueError):  # no notebook nbgrader wrote: flagged below, as written
@@ -157,7 +165,23 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
         for i, used in library_calls(nb):
             found.append((f"{path.stem}, code cell {i}", f"{BY_HAND_WITH_LIBRARY}: {', '.join(used)}"))
     found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
+    found += [(name, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment)) for name in unmarked]
     return found
+
+
+def _unmarked(root: Path, assignment: str, student: str) -> list[str]:
+    """The submitted notebooks in which no cell carries nbgrader's metadata: nbgrader cannot tell its answers and
+    tests apart (an eighth lecturer's try: the reference answers handed in in the student release's notebook scored
+    zero, every cell "needs manual grading"); the assignment's notebook is release/ASSIGNMENT/'s."""
+    out = []
+    for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+        except (nbformat.reader.NotJSONError, ValueError, OSError):
+            continue
+        if cells and not any("nbgrader" in cell.get("metadata", {}) for cell in cells):
+            out.append(path.stem)
+    return out
 
 
 def _written(root: Path, assignment: str, student: str) -> list[str]:
