@@ -21,6 +21,7 @@ TALL = 0.6  # ... as has a piece MIN_PANEL wide whose ink reaches over this frac
 BAR = 0.05  # a tall piece narrower than this fraction of the figure is a colour bar (it joins the panel before it)
 CENTRED = 0.05  # a line of text whose middle is this close to the figure's (a fraction of its width) is centred
 SAME_GAP = 2  # two gaps within this many pixels of each other count as equally wide
+NARROWEST = 0.05  # a panel in a row of panels is at least this fraction of the figure's width
 SPACE = 0.25  # a blank run in a line of text at least this fraction of the line's height apart is a word space
 
 
@@ -101,7 +102,30 @@ def cuts(used: np.ndarray) -> list[int]:
         end = pieces[min([j for j in chosen if j > i], default=len(pieces) - 1)][1]
         if min(pieces[i][1] - start, end - pieces[i + 1][0]) >= MIN_PANEL * (right - left):
             chosen.append(i)
-    return sorted((pieces[i][1] + pieces[i + 1][0]) // 2 for i in chosen)
+    return [cut for cut in sorted((pieces[i][1] + pieces[i + 1][0]) // 2 for i in chosen) if _aligned(used, cut)]
+
+
+def _aligned(used: np.ndarray, cut: int) -> bool:
+    """Whether a cut leaves as many panels on its left in every row of panels (a band of ink rows taller than a line of
+    text; a panel: a run of inked columns at least half as wide as the band's widest and NARROWEST of the figure's
+    width, which a column of tick labels or a rotated label is not). An eighth lecturer's find: 10's
+    six digits over their six attention maps, the maps narrowed by a colour bar, were cut after the fourth digit and
+    the fifth map, so that the maps stood under the wrong digits."""
+    counts = set()
+    for top, bottom in runs(used.any(axis=1)):
+        if bottom - top <= LINE * used.shape[0]:
+            continue
+        merged: list[list[int]] = []
+        for a, b in runs(used[top:bottom].any(axis=0)):  # gaps narrower than MIN_GAP are inside a panel
+            if merged and a - merged[-1][1] < MIN_GAP:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b])
+        least = max(max(b - a for a, b in merged) / 2, NARROWEST * used.shape[1])
+        panels = [(a, b) for a, b in merged if b - a >= least]
+        if panels:  # not a band of tick labels or text, each narrower than NARROWEST of the figure
+            counts.add(sum(1 for a, b in panels if b <= cut))
+    return len(counts) <= 1
 
 
 def _text_lines(ink: np.ndarray, a: int, b: int) -> list[tuple[int, int, int, int]]:
