@@ -325,6 +325,23 @@ def test_a_cut_never_passes_through_a_line_of_text():
     assert len(pieces) == 2 and all(used.sum() == 220 * 370 + title for used in inks(pieces))
 
 
+def test_rows_of_panels_are_cut_only_where_each_row_keeps_its_panels_above_each_other():
+    """An eighth lecturer's find: 10's six digits over their six attention maps, the maps narrowed by a colour bar,
+    were cut after the fourth digit and the fifth map; the maps stood under the wrong digits."""
+
+    def rows(map_width: int, map_step: int) -> np.ndarray:  # 10's layout, in its pixels: six digits over six maps
+        pixels = np.zeros((300, 1000), dtype=bool)
+        for k in range(6):
+            pixels[10:130, 40 + 160 * k : 173 + 160 * k] = True
+            pixels[160:290, 40 + map_step * k : 40 + map_step * k + map_width] = True
+        return pixels
+
+    assert figure_panels.cuts(rows(133, 160)) == [346, 666], "columns of panels, aligned: cut between them"
+    narrowed = rows(107, 128)  # the maps' columns blank at 660-678 as the digits' are: a gap through both rows
+    assert not figure_panels._aligned(narrowed, 669), "four digits, five maps on its left"
+    assert figure_panels.cuts(narrowed) == []
+
+
 def png_of(pixels) -> bytes:
     from PIL import Image
 
