@@ -148,13 +148,26 @@ def test_an_output_a_little_longer_than_its_slide_goes_on_over_the_next():
     """A lecturer's trial: 12's table of five sampling settings lost its last row to the notes on a half-empty slide."""
     c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
     c.id = "table"
-    rows = [f"setting {k}: " + " ".join(f"0.{k}{j}" for j in range(8)) for k in range(7)]  # 10 words a row
+    rows = [f"setting {k}: " + " ".join(f"0.{k}{j}" for j in range(8)) for k in range(10)]  # 10 words a row
     c.outputs = [nbformat.v4.new_output("stream", text="\n".join(rows) + "\n")]
     first, second = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
     shown = first.outputs[0]["text"].splitlines()
     assert shown[-1] == deck.CONTINUED and second.id == "table-output-continued"
     assert shown[:-1] + second.outputs[0]["text"].splitlines() == rows, "every row, in order, none twice"
     assert deck.code_words(first.outputs[0]["text"]) <= deck.SLIDE_WORDS
+
+
+def test_an_output_alone_that_fits_its_slide_is_not_split():
+    """An eighth lecturer's trial: 15 of 16 outputs went on over two slides with room to spare (60 words a slide)."""
+    c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
+    rows = [f"setting {k}: " + " ".join(f"0.{k}{j}" for j in range(8)) for k in range(7)]  # 70 words, 7 lines
+    c.outputs = [nbformat.v4.new_output("stream", text="\n".join(rows) + "\n")]
+    others = [cell("markdown", f"## Part {k}", "slide") for k in range(3)]  # a deck of few words a slide
+    (only, *_) = [x for x in shaped(c, *others) if x.cell_type == "code"]
+    assert only.outputs[0]["text"].splitlines() == rows
+    # a deck that is wordy already keeps the split: the browser test allows 40 words a slide on average
+    first, second = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
+    assert first.outputs[0]["text"].splitlines()[-1] == deck.CONTINUED and deck.mean_words({"cells": [first]}) > 40
 
 
 def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program():
@@ -171,7 +184,8 @@ def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program(
 def test_a_call_ruff_spreads_one_argument_a_line_is_packed_onto_fewer_lines():
     """A lecturer's trial: 10's print of five arguments took seven lines of its slide once ruff formatted it."""
     source = 'print("tokens", tuple(tokens.shape), " conv output", tuple(by_conv.shape), "-> flattened: equal")'
-    out = slide_code.formatted(source)
+    assert len(slide_code.formatted(source).splitlines()) == 7, "ruff: one argument a line"
+    out = slide_code.packed(slide_code.formatted(source))  # as tools.deck packs each piece of a slide's code
     assert out.splitlines() == [
         "print(",
         '    "tokens", tuple(tokens.shape), " conv output", tuple(by_conv.shape),',
@@ -232,6 +246,15 @@ def test_long_code_is_cut_between_top_level_statements():
     pieces = slide_code.pieces(source, 10)
     assert "\n\n".join(pieces).split() == source.split()
     assert all(len(p.splitlines()) <= 10 and p.startswith("def ") for p in pieces)
+
+
+def test_wordy_code_of_few_lines_is_cut_between_statements_too():
+    """An eighth lecturer's trial: 15's LoRA comparison put 104 words of code on one slide (16 lines or fewer)."""
+    source = "\n".join(f"value_{k} = first + second * third - fourth / fifth + sixth * seventh" for k in range(8))
+    assert len(source.splitlines()) <= slide_code.MAX_LINES and len(source.split()) > slide_code.MAX_WORDS
+    parts = slide_code.pieces(source)
+    assert len(parts) == 2 and "\n".join(parts) == source
+    assert all(len(part.split()) <= slide_code.MAX_WORDS for part in parts)
 
 
 @pytest.mark.parametrize(

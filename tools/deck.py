@@ -39,6 +39,11 @@ CODE_LINE_PX = 28.6  # the height of a line of code (22 px x 1.3)
 FIGURE_ROOM = (1208, 676)  # the room of a figure that shares its slide (book/_static/course-slides.css)
 SHARED_PX = 48  # the margins and paddings of the cells beside a figure on a shared slide
 SLIDE_WORDS = 60  # a code cell that would fill a slide beyond this starts a slide of its own
+MEAN_WORDS = 40  # words a slide on average in a deck, at most (the browser test's rule; mean_words counts more)
+# printed output on a slide of its own keeps its last few lines rather than send them to a slide of their own (an
+# eighth lecturer's trial: 15 of 16 outputs went on over two slides, most for two to four lines): at most this many
+# lines and words (as the browser counts them; its limit is 90 a slide) in all
+OUTPUT_WORDS, SMALL_REST = 85, 4
 FIGURE_WORDS = 20  # a figure after more words than this gets a slide of its own, and the room to be read
 SHOWN_KINDS = ("slide", "subslide", "fragment", "-")
 OUTPUT_ONLY = "slide-output-only"  # the tag of a code cell whose slide shows its output alone
@@ -56,6 +61,11 @@ def clean_code(source: str) -> str:
 
 def code_words(text: str) -> int:
     return sum(1 for token in text.split() if re.search(r"\w", token))
+
+
+def shown_words(text: str) -> int:
+    """Words as the browser test counts code and output: every run of characters between spaces ("->", "|" too)."""
+    return len(text.split())
 
 
 def without_checks(source: str) -> str:
@@ -214,7 +224,33 @@ def book_links(markdown: str, chapter: str | None = None) -> str:
 
 def shape(deck, chapter: str | None = None) -> dict:
     """A copy of a deck (``tools.sections.slides``) shaped for a projector; see the module's docstring. ``chapter``
-    names the deck's notebook, for the links of its notes to its own sections."""
+    names the deck's notebook, for the links of its notes to its own sections. Outputs a few lines longer than their
+    budget are shown whole (:func:`_small_rest`) unless that takes the deck's words a slide over MEAN_WORDS: fewer
+    slides, each fuller (13's deck)."""
+    shaped = _shape(deck, chapter, whole_outputs=True)
+    return shaped if mean_words(shaped) <= MEAN_WORDS else _shape(deck, chapter, whole_outputs=False)
+
+
+def mean_words(deck) -> float:
+    """The words a slide of a shaped deck on average, as the browser test counts them (near enough: prose by
+    tools.slide_text, code and output between spaces)."""
+    per: list[int] = []
+    for cell in deck["cells"]:
+        kind = _kind(cell)
+        if kind in ("slide", "subslide"):
+            per.append(0)
+        if kind not in SHOWN_KINDS or not per:
+            continue
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            per[-1] += words(source)
+            continue
+        per[-1] += 0 if OUTPUT_ONLY in cell["metadata"].get("tags", []) else shown_words(source)
+        per[-1] += sum(shown_words(_output_text(o)) for o in cell.get("outputs", []) if _is_text(o))
+    return sum(per) / max(len(per), 1)
+
+
+def _shape(deck, chapter: str | None, whole_outputs: bool) -> dict:
     deck = copy.deepcopy(deck)
     cells, on_slide = [], 0  # the words of the slide being filled
     pending: list[dict] = []  # continuation slides of a long list, placed after the notes of its first slide
@@ -225,7 +261,7 @@ def shape(deck, chapter: str | None = None) -> dict:
             pending = []
         on_slide = 0 if kind in ("slide", "subslide") else on_slide
         if cell["cell_type"] == "code" and kind != "skip":
-            shaped, on_slide = _code_cells(cell, on_slide)
+            shaped, on_slide = _code_cells(cell, on_slide, whole_outputs)
             cells += shaped
             continue
         if cell["cell_type"] != "markdown" or kind not in SHOWN_KINDS:
@@ -283,7 +319,7 @@ def _markdown_lines(n_words: int) -> float:
     return 2 + n_words / 11 if n_words else 0
 
 
-def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
+def _code_cells(cell, on_slide: int, whole_outputs: bool = True) -> tuple[list[dict], int]:
     """A code cell of the deck, shaped (tools.slide_code): markers out, code and output within the slide's width;
     comments, docstrings and checks out when it is long; moved to a slide of its own when the slide it joins would
     hold more than SLIDE_WORDS or SLIDE_LINES; its output on the next slide when code and output together hold more
@@ -297,7 +333,9 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
         if _is_text(output):
             _set_text(output, slide_code.narrow_output(_output_text(output)))
     full = None if output_only else short_code_cell(cell)
-    parts = [""] if output_only else slide_code.pieces(cell["source"])
+    # cut where ruff's lines say, then each piece's calls of one argument a line packed (tools.slide_code.packed)
+    parts = [""] if output_only else [slide_code.packed(part) for part in slide_code.pieces(cell["source"])]
+    cell["source"] = "\n".join(parts) if len(parts) == 1 else cell["source"]
     code_lines = len(parts[-1].splitlines())
     n, lines = _cell_words(cell, output_only), code_lines + _output_lines(cell)
     figure = any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
@@ -329,7 +367,11 @@ def _code_cells(cell, on_slide: int) -> tuple[list[dict], int]:
         last["outputs"], last, room = [], more[-1], SLIDE_LINES - 2
     texts = [o for o in last.get("outputs", []) if _is_text(o)]
     whole = _output_text(texts[0]).rstrip("\n").split("\n") if len(texts) == 1 else []
-    cut = _cap_output(last, max(room, 4), SLIDE_WORDS)
+    alone = last is not cell or (output_only and on_slide == 0)  # the output has its slide to itself
+    if whole_outputs and alone and _small_rest(last, max(room, 4)):  # a few lines over the budget: shown whole
+        cut = _cap_output(last, SLIDE_LINES - 2, OUTPUT_WORDS, shown_words)
+    else:
+        cut = _cap_output(last, max(room, 4), SLIDE_WORDS)
     if cut and whole and (rest := _continued(texts[0], whole)):  # the rest fits one more slide: shown there
         cont = _output_slide(cell, [{**texts[0], "text": rest}], "output-continued")
         more = [cont, *more] if last is cell else [*more, cont]
@@ -404,18 +446,34 @@ def _output_slide(cell, outputs: list[dict], suffix: str) -> dict:
     return output
 
 
-def _cap_output(cell, room: int, budget: int) -> bool:
+def _small_rest(cell, room: int) -> bool:
+    """Whether the text output of ``cell``, cut to ``room`` lines and SLIDE_WORDS words, would leave SMALL_REST lines
+    or fewer, and all of it holds OUTPUT_WORDS words or fewer and fits the slide: then it is shown whole."""
+    texts = [_output_text(o) for o in cell.get("outputs", []) if _is_text(o)]
+    if len(texts) != 1:
+        return False
+    lines = texts[0].rstrip("\n").split("\n")
+    keep, budget = 0, SLIDE_WORDS
+    while keep < len(lines) and keep < room and budget - code_words(lines[keep]) >= 0:
+        budget -= code_words(lines[keep])
+        keep += 1
+    return (len(lines) - keep <= SMALL_REST and len(lines) <= SLIDE_LINES - 2
+            and shown_words(texts[0]) <= OUTPUT_WORDS)  # fmt: skip
+
+
+def _cap_output(cell, room: int, budget: int, count=code_words) -> bool:
     """Cut the text outputs of ``cell`` to their first lines, in place, so that they take at most ``room`` lines and
-    ``budget`` words, the last line saying how many more the notes hold; a kept line that ends in a colon (``the first
-    training pairs:``) announces what is cut, and goes with it. Returns whether anything was cut."""
+    ``budget`` words (as ``count`` counts them), the last line saying how many more the notes hold; a kept line that
+    ends in a colon (``the first training pairs:``) announces what is cut, and goes with it. Returns whether anything
+    was cut."""
     cut = False
     for output in cell.get("outputs", []):
         if not _is_text(output):
             continue
         lines = _output_text(output).rstrip("\n").split("\n")
         keep = 0
-        while keep < len(lines) and keep < room and budget - code_words(lines[keep]) >= 0:
-            budget -= code_words(lines[keep])
+        while keep < len(lines) and keep < room and budget - count(lines[keep]) >= 0:
+            budget -= count(lines[keep])
             keep += 1
         if keep < len(lines):
             while keep > 2 and lines[keep - 2].rstrip().endswith(":"):  # the last line shown (elide) announces the cut

@@ -30,6 +30,7 @@ from pathlib import Path
 COLUMNS = 88  # columns a code or output line may take on a slide (at 22 px, DejaVu Sans Mono fits 89.6)
 WIDE_CHAR = 1.7  # columns a Chinese character takes (1 em in the CJK subset font, 0.6 em a Latin character)
 MAX_LINES = 16  # lines of code and output on one slide
+MAX_WORDS = 88  # words of code on one slide, counted between spaces (the browser test allows 90 a slide)
 INDENT = "    "  # the indentation of a folded output line's continuation
 SEPARATORS = ("; ", ", ", ": ", " | ", " = ", " ")
 ELIDED = "⋮ ({} more lines in the notes)"
@@ -68,7 +69,7 @@ def formatted(source: str, columns: int = COLUMNS) -> str:
     )
     if done.returncode != 0 or not done.stdout.strip():
         return source
-    return split_strings(packed(done.stdout.rstrip("\n"), columns), columns)
+    return split_strings(done.stdout.rstrip("\n"), columns)
 
 
 def packed(source: str, columns: int = COLUMNS) -> str:
@@ -165,11 +166,16 @@ def without_comments(source: str) -> str:
     return "\n".join(line for i, line in enumerate(lines) if line or (i and lines[i - 1])).strip("\n")
 
 
-def pieces(source: str, max_lines: int = MAX_LINES) -> list[str]:
-    """``source`` cut into consecutive pieces of at most ``max_lines`` lines, between top-level statements (at a
-    blank line when one is near). A single statement longer than ``max_lines`` stays whole."""
+def pieces(source: str, max_lines: int = MAX_LINES, max_words: int = MAX_WORDS) -> list[str]:
+    """``source`` cut into consecutive pieces of at most ``max_lines`` lines and ``max_words`` words (as the browser
+    test counts them: between spaces), between top-level statements (at a blank line when one is near). A single
+    statement longer than that stays whole."""
     lines = source.splitlines()
-    if len(lines) <= max_lines:
+
+    def fits(begin: int, end: int) -> bool:
+        return end - begin <= max_lines and len(" ".join(lines[begin:end]).split()) <= max_words
+
+    if fits(0, len(lines)):
         return [source]
     try:
         tree = ast.parse(source).body
@@ -183,8 +189,8 @@ def pieces(source: str, max_lines: int = MAX_LINES) -> list[str]:
         starts.add(start)
     starts = sorted(starts)
     out, begin = [], 0
-    while len(lines) - begin > max_lines:
-        cuts = [s for s in starts if begin < s <= begin + max_lines]
+    while not fits(begin, len(lines)):
+        cuts = [s for s in starts if begin < s and fits(begin, s)]
         if not cuts:
             later = [s for s in starts if s > begin]
             cut = later[0] if later else len(lines)

@@ -57,7 +57,25 @@
   }
   window.courseFitMath = fitMath;
   window.courseFitAll = fitAll;
+  // The running head: on a slide without a heading, the heading of the nearest slide before it that has one (its
+  // section, or the deck's title), shown at the foot of the slide.
+  function headingOf(slide) {
+    var heading = Array.prototype.filter.call(slide.querySelectorAll("h1, h2, h3"), function (h) {
+      return !h.closest("aside");  // not a heading of the speaker notes
+    })[0];
+    return heading ? heading.textContent.replace("\u00b6", "").trim() : "";
+  }
+  function runningHead(slide) {
+    var head = document.querySelector(".course-running-head");
+    if (!head || !slide) return;
+    var slides = Reveal.getSlides(), at = slides.indexOf(slide), text = headingOf(slide) ? "" : null;
+    for (var i = at - 1; text === null && i >= 0; i--) text = headingOf(slides[i]) || null;
+    head.textContent = text || "";
+  }
+  window.courseRunningHead = runningHead;
   if (typeof Reveal !== "undefined") {
+    Reveal.on("ready", function (event) { runningHead(event.currentSlide); });
+    Reveal.on("slidechanged", function (event) { runningHead(event.currentSlide); });
     Reveal.on("ready", function (event) { afterMath(function () { fitMath(event.currentSlide); }); });
     Reveal.on("slidechanged", function (event) {
       // MathJax lays out formulas on hidden slides with the wrong sizes: lay out the current slide again.

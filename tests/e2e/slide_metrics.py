@@ -10,6 +10,7 @@
 - figure text at 16 px or more: the height of a figure's smallest text in its own pixels (``data-text-px``, from
   tools/slide_figures.py) times the scale the slide draws it at;
 - no prompts or test markers; Chinese text in the course's font subset;
+- a slide without a heading of its own names its section at its foot (the running head, 16 px);
 - speaker notes whose formulas are MathML (what the speaker view and the handouts draw; MathJax's own markup shows
   σ_q² as "σ2q" there), each drawn with a width and in a math font (every subscript below its base's line), no TeX
   left over, and whose links (``notesLinks``, checked by the test against the built book) point at the book's pages.
@@ -126,7 +127,8 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
     const notesMath = probe.querySelectorAll('math').length;
     const flatMath = [...probe.querySelectorAll('math')].filter(m => m.getBoundingClientRect().width === 0).length;
     const levelScripts = [...probe.querySelectorAll('msub, msubsup')].filter(s => {  // a subscript on its base's line
-      if (!/^[a-eh-ik-orsuvwxzA-Z]$/.test(s.children[0].textContent.trim())) return false;  // no descender (q, ‖)
+      if (!/^[a-eh-ik-orsuvwxzA-IK-Z]$/.test(s.children[0].textContent.trim())) return false;  // no descender (q, J, ‖)
+      if (!/^[A-Za-z0-9]+$/.test(s.children[1].textContent.trim())) return false;  // a letter or digit ("⋅" sits high)
       const [base, script] = [...s.children].map(c => c.getBoundingClientRect());
       const em = parseFloat(getComputedStyle(s).fontSize);
       return base.height > 0 && (script.bottom - base.bottom) / em < minDrop;
@@ -135,9 +137,12 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
       + [...probe.querySelectorAll('p, li, td')].filter(el => /\$[^$]+\$|\\[a-zA-Z]+/.test(
           [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join(' '))).length;
     const notesLinks = [...probe.querySelectorAll('a[href]')].map(a => a.getAttribute('href'));
-    const heading = s.querySelector('h1, h2, h3');
+    const heading = [...s.querySelectorAll('h1, h2, h3')].find(h => !h.closest('aside'));
+    const head = document.querySelector('.course-running-head');
+    const running = head && getComputedStyle(head).display !== 'none' ? head.textContent.trim() : '';
+    const runningPx = head ? parseFloat(getComputedStyle(head).fontSize) : 0;
     out.push({
-      i, h: at.h, v: at.v, title: heading ? heading.textContent.replace('¶', '').trim() : '', words,
+      i, h: at.h, v: at.v, title: heading ? heading.textContent.replace('¶', '').trim() : '', running, runningPx, words,
       content: s.scrollHeight, room: s.clientHeight, widest: Math.round(widest), slideWidth: Math.round(box.width),
       overflow: overflow.slice(0, 4), overflowCount: overflow.length,
       codePx: codePx.length ? Math.min(...codePx) : null, tablePx: tablePx.length ? Math.min(...tablePx) : null,
@@ -197,6 +202,8 @@ def problems(rows: list[dict]) -> list[str]:
             (r["unmarked"] > 0, f"{r['unmarked']} figure(s) without data-text-px (tools/slide_figures.py)"),
             (r["wrappedCount"] > 0, f"code or output wrapped: {r['wrapped']}"),
             (r["cutCount"] > 0, f"sentences cut short: {r['cut']}"),
+            (not r["title"] and not r["running"], "no heading, and no running head naming its section"),
+            (bool(r["running"]) and r["runningPx"] < MIN_FIGURE_TEXT_PX, f"running head at {r['runningPx']} px"),
             (r["flatMath"] > 0, f"{r['flatMath']} formula(s) of the notes drawn with no width"),
             (bool(r["levelScripts"]), f"subscripts of the notes drawn on their base's line: {r['levelScripts']}"),
             (r["leftTeX"] > 0, f"{r['leftTeX']} formula(s) of the notes not MathML (MathJax markup or raw TeX)"),
