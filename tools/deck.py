@@ -372,7 +372,7 @@ def _code_cells(cell, on_slide: int, whole_outputs: bool = True) -> tuple[list[d
         cut = _cap_output(last, SLIDE_LINES - 2, OUTPUT_WORDS, shown_words)
     else:
         cut = _cap_output(last, max(room, 4), SLIDE_WORDS)
-    if cut and whole and (rest := _continued(texts[0], whole)):  # the rest fits one more slide: shown there
+    if cut and whole and (rest := _continued(texts[0], whole, whole_outputs)):  # the rest fits one more slide
         cont = _output_slide(cell, [{**texts[0], "text": rest}], "output-continued")
         more = [cont, *more] if last is cell else [*more, cont]
         cut = False
@@ -486,16 +486,18 @@ def _cap_output(cell, room: int, budget: int, count=code_words) -> bool:
     return cut
 
 
-def _continued(output, whole: list[str]) -> str | None:
+def _continued(output, whole: list[str], roomy: bool = True) -> str | None:
     """After ``_cap_output`` cut ``output`` (its lines were ``whole``): the lines it left out, under the header of the
-    table they belong to, when they fit one more slide (SLIDE_LINES - 2 lines, SLIDE_WORDS words), its last line then
-    saying so; else None (the notes keep them)."""
+    table they belong to, when they fit one more slide (SLIDE_LINES - 2 lines; OUTPUT_WORDS words as the browser
+    counts them, or SLIDE_WORDS when not ``roomy``: a deck over its words a slide), its last line then saying so;
+    else None (the notes keep them)."""
     shown = _output_text(output).rstrip("\n").split("\n")[:-1]  # less the line that says how many are cut
     rest = whole[len(shown) :]
     start = max((i + 1 for i, line in enumerate(shown) if not line.strip()), default=0)  # the block cut in two
     if rest and len(shown) - start >= 2 and slide_code._columns(shown[start:] + rest[:1]) is not None:
         rest = [shown[start], *rest]  # a table cut in its rows goes on under its header (04/27 had none)
-    if not shown or len(rest) > SLIDE_LINES - 2 or code_words("\n".join(rest)) > SLIDE_WORDS:
+    fits = shown_words("\n".join(rest)) <= OUTPUT_WORDS if roomy else code_words("\n".join(rest)) <= SLIDE_WORDS
+    if not shown or len(rest) > SLIDE_LINES - 2 or not fits:
         return None
     _set_text(output, "\n".join([*shown, CONTINUED]) + "\n")
     return "\n".join(rest) + "\n"
