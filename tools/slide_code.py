@@ -72,6 +72,15 @@ def formatted(source: str, columns: int = COLUMNS) -> str:
     return split_strings(done.stdout.rstrip("\n"), columns)
 
 
+def same_program(changed: str, source: str) -> str:
+    """``changed`` when Python reads it as the same program as ``source`` (the same syntax tree), else ``source``."""
+    try:
+        same = ast.dump(ast.parse(changed)) == ast.dump(ast.parse(source))
+    except SyntaxError:
+        same = False
+    return changed if same else source
+
+
 def packed(source: str, columns: int = COLUMNS) -> str:
     """Runs of three or more lines holding one item each, as ruff leaves a call too long for one line (the same
     indentation, no comment, each ending in a comma), packed onto as few lines of ``columns`` as hold them (a
@@ -96,12 +105,7 @@ def packed(source: str, columns: int = COLUMNS) -> str:
                 row = line
         out.append(row)
         i = j
-    joined = "\n".join(out)
-    try:
-        same = ast.dump(ast.parse(joined)) == ast.dump(ast.parse(source))
-    except SyntaxError:
-        same = False
-    return joined if same else source
+    return same_program("\n".join(out), source)
 
 
 def split_strings(source: str, columns: int = COLUMNS) -> str:
@@ -126,12 +130,7 @@ def split_strings(source: str, columns: int = COLUMNS) -> str:
         parts.append(body[start:])
         out += [f"{indent}{prefix}{quote}{part}{quote}" for part in parts[:-1]]
         out.append(f"{indent}{prefix}{quote}{parts[-1]}{quote}{tail}")
-    split = "\n".join(out)
-    try:
-        same = ast.dump(ast.parse(split)) == ast.dump(ast.parse(source))
-    except SyntaxError:
-        same = False
-    return split if same else source
+    return same_program("\n".join(out), source)
 
 
 def without_docstrings(source: str) -> str:
