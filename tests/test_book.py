@@ -325,3 +325,21 @@ def test_the_exam_bank_stays_out_of_the_book(tmp_path):
     assert staged, "nothing staged"
     assert not list((tmp_path / "src").rglob("exam_bank*"))
     assert "exam_bank" not in (tmp_path / "src" / "index.md").read_text(encoding="utf-8")
+
+
+def test_the_chinese_exam_bank_stays_out_of_the_chinese_book(tmp_path):
+    """docs/zh/exam_bank.md, the Chinese exam bank, likewise: the Chinese book (tools/book_zh.py) stages the Chinese
+    twin of each page of the English book only, so neither bank is staged into its tree nor linked from its landing
+    page, and no staged page links to a bank."""
+    from tools import book_zh
+
+    assert (ROOT / "docs" / "zh" / "exam_bank.md").is_file()
+    assert "docs/exam_bank.md" not in book_zh.page_twins([*build_book.PAGES, build_book.GLOSSARY])
+    with redirect_stdout(io.StringIO()):
+        book_zh.stage(tmp_path / "zh", build_book.PAGES, build_book.GLOSSARY)
+    assert (tmp_path / "zh" / "index.md").is_file(), "nothing staged"
+    assert not list((tmp_path / "zh").rglob("exam_bank*"))
+    assert "exam_bank" not in (tmp_path / "zh" / "index.md").read_text(encoding="utf-8")
+    link = re.compile(r"\]\([^)\s]*exam_bank|href=\"[^\"]*exam_bank")  # the guide names the banks' paths, links none
+    linking = [p.name for p in (tmp_path / "zh").rglob("*.md") if link.search(p.read_text(encoding="utf-8"))]
+    assert not linking, f"staged pages of the Chinese book that link to an exam bank: {linking}"

@@ -172,7 +172,8 @@ def test_the_student_release_holds_no_solution_hidden_test_or_model_answer(stude
 
 def test_the_student_release_has_every_notebook_and_leaves_the_lecturers_files_out(student_release):
     assert sorted(p.name for p in (student_release / "notebooks").glob("*.ipynb")) == [p.name for p in RELEASED]
-    for absent in ("docs/lecturers_guide.md", "docs/exam_bank.md", "docs/zh", "tests", "tools", "book", "Makefile"):
+    lecturers = ("docs/lecturers_guide.md", "docs/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/zh/exam_bank.md")
+    for absent in (*lecturers, "docs/zh", "tests", "tools", "book", "Makefile"):
         assert not (student_release / absent).exists(), absent
     # nothing in it points at them either: a link to the guide keeps its text only (notebook 00 links to it)
     pages = [*(student_release / "notebooks").glob("*.ipynb"), *student_release.rglob("*.md")]
@@ -210,6 +211,17 @@ def test_a_link_to_a_page_left_out_keeps_its_text(tmp_path):
         "the guide, the [glossary](../docs/glossary.md#softmax), [web](https://x.org/a.md)"
     )
     assert not release.kept("docs/lecturers_guide.md") and not release.kept("docs/exam_bank.md")
+
+
+def test_the_chinese_lecturers_pages_stay_out_of_the_release_even_if_docs_were_kept(monkeypatch):
+    """docs/zh/ is not in the release (tests above); the Chinese guide and exam bank stay out even if a later change
+    kept the whole of docs/ or of docs/zh/."""
+    for name in ("docs/zh/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/zh/glossary.md"):
+        assert not release.kept(name), name
+    monkeypatch.setattr(release, "KEEP_FOLDERS", (*release.KEEP_FOLDERS, "docs"))
+    assert release.kept("docs/zh/glossary.md"), "the monkeypatch keeps docs/"
+    for name in ("docs/zh/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/exam_bank.md"):
+        assert not release.kept(name), name
 
 
 def test_the_release_becomes_a_branch_without_touching_the_checkout(tmp_path, monkeypatch):

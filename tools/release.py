@@ -47,7 +47,8 @@ from tools import colab_cell
 KEEP_FOLDERS = ("course_lib", "data")
 KEEP_FILES = ("LICENSE", "pyproject.toml", "environment.yml", "postBuild", ".gitignore", "docs/glossary.md",
               "docs/misconceptions.md", "docs/running_and_testing.md")  # fmt: skip
-LEFT_OUT = ("docs/lecturers_guide.md", "docs/exam_bank.md")  # the lecturer's: never in a release, whatever is kept
+# The lecturer's, in both languages: never in a release, whatever is kept (docs/zh/ is not kept at all today).
+LEFT_OUT = ("docs/lecturers_guide.md", "docs/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/zh/exam_bank.md")
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]+)\]\((?P<target>[^)#\s:]+)(?:#[^)\s]*)?\)")
 NBGRADER_CONFIG = """from course_lib.classroom.release import configure
 
