@@ -232,3 +232,15 @@ def test_the_banks_headings_lend_no_anchor_to_the_chinese_book():
     }
     shared = sorted(mine & set(theirs))
     assert not shared, f"headings of docs/zh/exam_bank.md with the words of another page's heading: {shared}"
+
+
+def test_both_guides_point_at_the_chinese_bank_and_its_rule():
+    """The lecturer's guide, in both languages, names the Chinese bank and says that a question's numbers change in
+    both banks and in tests/test_exam_bank.py (docs/zh/lecturers_guide.md is generated from its catalogue)."""
+    english = (ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8")
+    chinese = (ROOT / "docs" / "zh" / "lecturers_guide.md").read_text(encoding="utf-8")
+    paragraph = next(p for p in english.split("\n\n") if p.startswith("**The exam bank.**"))
+    assert "`docs/zh/exam_bank.md`" in paragraph and "both banks" in paragraph
+    paragraph = next(p for p in chinese.split("\n\n") if p.startswith("**考试题库**"))
+    assert "`docs/zh/exam_bank.md`" in paragraph and "两个题库中同时改" in paragraph
+    assert "`tests/test_exam_bank.py`" in paragraph and "`tests/test_exam_bank_zh.py`" in paragraph
