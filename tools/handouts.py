@@ -1,25 +1,38 @@
-"""Handouts a student can study from: one PDF per slide deck, each slide with its speaker notes, up to three slides
-to an A4 page, printed offline by headless Chromium.
+"""Handouts a student can study from: one PDF per slide deck, each slide with its speaker notes, printed offline by
+headless Chromium, for the English book and the Chinese one.
 
-    python -m tools.handouts            # after `make book`: build/html/slides/*.html -> build/handouts/*.pdf
+    python -m tools.handouts            # after `make book`: build/html/slides/*.html -> build/handouts/*.pdf,
+                                        # build/html/zh/slides/*.html -> build/handouts/zh/*.pdf
 
 The decks are served from ``build/html`` on 127.0.0.1 and opened by the same Chromium the browser tests drive
 (Debian's, found on PATH or through $CHROMIUM; Playwright never downloads one). Any request to another host is
 aborted: the handouts are made offline. Each slide is drawn as the projector shows it (1280x720, its fragments
-shown) and put on the page as an image, its notes beside it and then below it at the page's whole width (a wide
-formula or table starts below it, zoomed to that width if still wider). The notes' formulas are MathML
-(book/_static/course-slides.js), their links written out as text (a printed page cannot open the book's relative
-links). Slides are packed
-onto pages in order, at most ``PER_PAGE`` a page, fewer when their notes are long; a slide is never split from its
-notes unless its notes alone are longer than a page.
+shown) less the empty bands above and below its content, and put on an A4 page (186 x 271 mm between margins).
+
+Size. Code and printed output are 22 px on the 1280 px slide; on paper they are 22/1280 of the image's width. A
+student reads code on paper from about 8 pt (2.82 mm), so a slide must be printed at least 2.82 x 1280/22 = 164 mm
+wide, 92 mm tall. That rules out the old layout (112 mm, 5.5 pt, notes beside) and any notes column beside a slide:
+portrait A4 leaves 22 mm beside it; landscape leaves 108 mm but only two 92 mm rows a page, and a slide without
+notes (a third of the slides are a figure or an output) would stand beside an empty column. So a slide is printed
+``IMAGE_MM`` = 186 mm wide (tools/handout_page.py), the page's whole width (its code at 9.1 pt), with its notes
+below it at the same width (8.5 pt; their code 8 pt), as on a "notes page": no slide has a column beside it, and a
+slide without notes is its image alone. A whole slide is then 105 mm tall, two to a page at most; but most slides
+do not fill their height (a code cell and its output, a few bullets), so the empty bands above and below the
+content are cut off (``PAD`` px kept): a short slide takes 25-60 mm. Slides are packed onto pages in order, at most
+``PER_PAGE`` (3) a page, fewer when they are tall or their notes long; a slide is never split from its notes unless
+its notes alone are longer than a page. Measured on decks 04, 10 and 12 (English, Chinese): 2.3 to 2.7 slides a
+page, so the rule of two or more on average holds without smaller code.
+
+Links. The notes' formulas are MathML (book/_static/course-slides.js). A printed or offline PDF cannot open the
+book's relative links, so a link to the glossary becomes an internal link (``#glossary-TERM``) to the handout's
+last pages, which define every term its notes link to (tools/handout_glossary.py); a link to another page of the
+book is written out as its text and the page's name; links to other sites stay links.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import functools
-import html
 import http.server
 import os
 import shutil
@@ -30,111 +43,62 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from course_lib.paths import ROOT
+from tools import handout_glossary
+from tools.handout_page import CODE_PX, FIT, FONTS, LABELS, MEASURE, PACK, SLIDE_PX, handout_html
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
 PER_PAGE = 3  # slides on one A4 page at most
+PAD = 12  # px of a slide kept above and below its content when the empty bands are cropped
 READY = """() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady
     && document.documentElement.classList.contains('course-notes-ready')"""
 
-# The slides of a deck as (title, notes HTML) with each slide shown in turn (for its screenshot).
-SLIDES = """() => Reveal.getSlides().map(s => {
+# The slides of a deck as (title, notes HTML, glossary terms) with each slide shown in turn (for its screenshot).
+# Links of the notes: to the glossary, an internal link to the handout's appendix; to another page of the book, the
+# link's text and the page's name; to another site, kept.
+SLIDES = """page => Reveal.getSlides().map(s => {
   const heading = s.querySelector('h1, h2, h3');
+  const root = new URL('../', location.href).pathname, terms = [];
   const notes = [...s.querySelectorAll('aside.notes')].map(n => {
     const copy = n.cloneNode(true);
     copy.querySelectorAll('a.anchor-link').forEach(a => a.remove());
     copy.querySelectorAll('a[href]').forEach(a => {
-      if (!/^https?:/.test(a.getAttribute('href'))) a.replaceWith(...a.childNodes);
+      const url = new URL(a.getAttribute('href'), location.href);
+      if (url.origin !== location.origin) return;
+      const term = decodeURIComponent(url.hash.slice(1));
+      if (url.pathname === root + 'docs/glossary.html' && term) {
+        a.replaceWith(Object.assign(document.createElement('a'),
+          {className: 'glossary-link', href: '#glossary-' + term, innerHTML: a.innerHTML}));
+        terms.push(term);
+      } else if (url.pathname === location.pathname) a.replaceWith(...a.childNodes);
+      else a.replaceWith(...a.childNodes, page.replace('{page}', url.pathname.slice(root.length) + url.hash));
     });
     return copy.innerHTML;
   }).join('\\n');
   const at = Reveal.getIndices(s);
-  return {h: at.h, v: at.v || 0, title: heading ? heading.textContent.replace('¶', '').trim() : '', notes};
+  return {h: at.h, v: at.v || 0, title: heading ? heading.textContent.replace('¶', '').trim() : '', notes, terms};
 })"""
 
+# Show a slide; return the top and bottom (px) of what it draws, its notes left out.
 SHOW = """async ([h, v]) => {
   Reveal.slide(h, v, 1000);
   await new Promise(done => MathJax.Hub.Queue(() => done(true)));
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-  if (window.courseFitMath) courseFitMath(Reveal.getCurrentSlide());
-}"""
-
-# Pack the slides onto sheets of one A4 page: in order, at most PER_PAGE a sheet, while they fit its height.
-PACK = """perPage => {
-  const room = document.querySelector('.measure').getBoundingClientRect().height;
-  const page = document.querySelector('.page').getBoundingClientRect().height;
-  const blocks = [...document.querySelectorAll('.slide-block')];
-  const book = document.querySelector('.book');
-  const title = book.querySelector('h1').getBoundingClientRect().height;
-  const sheets = [];
-  let sheet = null, used = title, count = 0;
-  for (const block of blocks) {
-    const height = block.getBoundingClientRect().height;
-    if (!sheet || count >= perPage || used + height > room) {
-      if (sheet) used = 0;
-      sheet = document.createElement('div');
-      sheet.className = 'sheet';
-      book.appendChild(sheet);
-      sheets.push({slides: 0, height: 0});
-      count = 0;
-    }
-    sheet.appendChild(block);
-    used += height; count += 1;
-    sheets[sheets.length - 1] = {slides: count, height: used};
-  }
-  document.querySelector('.staging').remove();
-  // A sheet holds one page, or more when the notes of its one slide are longer than a page.
-  return sheets.map(s => ({slides: s.slides, pages: Math.max(1, Math.ceil((s.height - 1) / page))}));
-}"""
-
-# What is still wider than the page's column (a long formula, a wide table) is zoomed to fit it: wider content would
-# make Chromium shrink every page of the PDF. Returns the widest right edge of any note's part (px), after, and how
-# many code blocks of the notes draw a line of theirs on two lines.
-FIT = """() => {
-  const column = document.querySelector('.staging').getBoundingClientRect().right;
-  for (const el of document.querySelectorAll('.notes > *, .notes math[display="block"], .notes table')) {
-    const box = el.getBoundingClientRect();
-    const wide = Math.max(box.right, box.left + el.scrollWidth);
-    if (wide > column + 0.5) el.style.zoom = (column - box.left) / (wide - box.left);
-  }
-  const widest = Math.max(0, ...[...document.querySelectorAll('.notes *')].map(el => el.getBoundingClientRect().right));
-  const wrapped = [...document.querySelectorAll('.notes pre')].filter(pre => {  // lines drawn for the lines written
+  const slide = Reveal.getCurrentSlide();
+  if (window.courseFitMath) courseFitMath(slide);
+  const drawn = el => !el.closest('aside.notes, script, style') && getComputedStyle(el).visibility !== 'hidden';
+  const boxes = [...slide.querySelectorAll('img, svg, canvas, video, pre, table, .jp-InputArea-editor')]
+    .filter(drawn).map(el => el.getBoundingClientRect());
+  const text = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);  // glyphs, not MathJax's invisible struts
+  while (text.nextNode()) {
+    if (!text.currentNode.textContent.trim() || !drawn(text.currentNode.parentElement)) continue;
     const range = document.createRange();
-    range.selectNodeContents(pre);
-    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
-    return tops.size > pre.textContent.replace(/\\n+$/, '').split('\\n').filter(l => l.trim()).length;
-  }).length;
-  return [widest, wrapped];
+    range.selectNodeContents(text.currentNode);
+    boxes.push(...range.getClientRects());
+  }
+  const shown = boxes.filter(box => box.width > 0 && box.height > 0);
+  const top = Math.min(...shown.map(box => box.top)), bottom = Math.max(...shown.map(box => box.bottom));
+  return shown.length ? [Math.max(0, top), Math.min(720, bottom)] : [0, 720];
 }"""
-
-# The Chinese subset (book/_static/course-cjk.css) loaded before the pages are laid out and printed.
-FONTS = """() => document.fonts.load('16px "Noto Sans SC Course Subset"', '猫')
-    .then(() => document.fonts.ready).then(() => true)"""
-
-STYLE = """
-@page { size: A4; margin: 12mm 12mm 14mm; }
-html { font-family: "Noto Sans SC Course Subset", "DejaVu Sans", sans-serif; font-size: 8.5pt; color: #111; }
-body { margin: 0; }
-h1.deck { font-size: 13pt; margin: 0 0 3mm; }
-.measure, .page { position: absolute; visibility: hidden; width: 1px; }
-.measure { height: 250mm; }  /* the page's 271 mm, less a margin */
-.page { height: 271mm; }
-.sheet { break-after: page; }
-.sheet:last-child { break-after: auto; }
-.slide-block { display: flow-root; padding: 2.5mm 0; border-top: 0.3mm solid #bbb; break-inside: avoid; }
-.slide-block img { float: left; width: 112mm; height: 63mm; margin: 0 4mm 1mm 0; border: 0.2mm solid #999; }
-.notes { line-height: 1.3; overflow-wrap: anywhere; }  /* beside the slide, then the page's whole width below it */
-.notes math[display="block"], .notes table { clear: left; }  /* wide by nature: below the slide, whole width */
-/* code too (each line drawn as one: 120 columns of 7 pt fit the page's width; FIT zooms a longer one) */
-.notes p, .notes ul, .notes ol { margin: 0 0 1.5mm; }
-.notes ul, .notes ol { padding-left: 4mm; }
-.notes h1, .notes h2, .notes h3, .notes h4 { font-size: 9pt; margin: 0 0 1mm; }
-.notes pre { white-space: pre; clear: left; font-size: 7pt; background: #f4f4f4; padding: 1mm; margin: 0 0 1.5mm; }
-.notes code, .notes pre { font-family: "Noto Sans SC Course Subset", "DejaVu Sans Mono", monospace; }
-.notes code { font-size: 0.92em; }
-.notes table { border-collapse: collapse; font-size: 7.5pt; margin-bottom: 1.5mm; }
-.notes td, .notes th { border: 0.2mm solid #ccc; padding: 0.3mm 1mm; }
-.number { font-size: 7pt; color: #555; margin-bottom: 1mm; }
-"""
 
 
 def chromium() -> str:
@@ -167,70 +131,79 @@ def _local_only(route) -> None:
         route.abort()
 
 
-def slides_of(browser, url: str) -> tuple[str, list[dict]]:
-    """The deck's title and its slides: each a dict with its screenshot (PNG bytes), title and notes (HTML)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+def slides_of(browser, url: str, lang: str) -> tuple[str, list[dict]]:
+    """The deck's title and its slides: each a dict with its screenshot (PNG bytes, 1280 px wide, cropped to its
+    content), title, notes (HTML) and the glossary terms its notes link to."""
+    page = browser.new_page(viewport={"width": SLIDE_PX, "height": 720})
     try:
         page.route("**/*", _local_only)
         page.goto(url, wait_until="load")
         page.wait_for_function(READY, timeout=60_000)
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate("() => Reveal.configure({controls: false, progress: false, transition: 'none'})")
-        page.add_style_tag(content=".course-book-link { display: none !important; }")
-        slides = page.evaluate(SLIDES)
+        page.add_style_tag(content=".course-book-link, .course-running-head { display: none !important; }")
+        slides = page.evaluate(SLIDES, LABELS[lang]["page"])
         for slide in slides:
-            page.evaluate(SHOW, [slide["h"], slide["v"]])
-            slide["png"] = page.screenshot(type="png")
+            top, bottom = page.evaluate(SHOW, [slide["h"], slide["v"]])
+            top, bottom = max(0, int(top) - PAD), min(720, int(bottom + 0.999) + PAD)
+            clip = {"x": 0, "y": top, "width": SLIDE_PX, "height": bottom - top}
+            slide["png"] = page.screenshot(type="png", clip=clip)
         title = slides[0]["title"] if slides and slides[0]["title"] else Path(urlparse(url).path).name
         return title, slides
     finally:
         page.close()
 
 
-def handout_html(title: str, slides: list[dict], static_url: str) -> str:
-    """The handout of one deck as an HTML page: every slide as an image beside its notes."""
-    blocks = []
-    for number, slide in enumerate(slides, 1):
-        image = base64.b64encode(slide["png"]).decode("ascii")
-        notes = slide["notes"].strip()
-        blocks.append(
-            f'<div class="slide-block"><img alt="slide {number}" src="data:image/png;base64,{image}">'
-            f'<div class="notes"><div class="number">slide {number} of {len(slides)}</div>{notes}</div></div>'
-        )
-    return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}: handout</title>'
-        f'<link rel="stylesheet" href="{static_url}course-cjk.css"><style>{STYLE}</style></head><body>'
-        f'<div class="measure"></div><div class="page"></div>'
-        f'<div class="book"><h1 class="deck">{html.escape(title)}</h1></div>'
-        f'<div class="staging">{"".join(blocks)}</div></body></html>'
-    )
-
-
-def print_deck(browser, url: str, out: Path) -> dict:
-    """Print the handout of one deck to ``out``; return its slides, its pages and the slides on each page."""
-    title, slides = slides_of(browser, url)
+def print_deck(browser, url: str, out: Path, glossary: handout_glossary.Glossary | None = None) -> dict:
+    """Print the handout of one deck to ``out`` (a deck under zh/slides/ is Chinese); return its slides, its pages,
+    the slides on each page and what MEASURE finds on the page printed."""
+    lang = "zh" if "/zh/slides/" in url else "en"
+    book = url.rsplit("/", 2)[0]  # the book's root: the handout is served from there, for its fonts to load
+    title, slides = slides_of(browser, url, lang)
+    glossary = glossary or handout_glossary.Glossary(browser, _local_only)
+    defined = glossary.entries(book + "/docs/glossary.html", [t for s in slides for t in s["terms"]])
+    for slide in slides:
+        slide["notes"] = handout_glossary.link_terms(slide["notes"], defined)
+    text = handout_html(title, slides, book + "/_static/", lang, handout_glossary.appendix(defined, lang))
     page = browser.new_page(viewport={"width": 703, "height": 1000})  # A4's 186 mm between margins, 96 px an inch
     try:
         page.route("**/*", _local_only)
-        origin = url.rsplit("/", 2)[0]  # the handout is served from the book's origin, for its fonts to load
-        text = handout_html(title, slides, origin + "/_static/")
-        page.route(origin + "/handout.html", lambda route: route.fulfill(body=text, content_type="text/html"))
-        page.goto(origin + "/handout.html", wait_until="load")
+        page.route(book + "/handout.html", lambda route: route.fulfill(body=text, content_type="text/html"))
+        page.goto(book + "/handout.html", wait_until="load")
         page.emulate_media(media="print")
         page.evaluate(FONTS)
         widest, wrapped = page.evaluate(FIT)
-        sheets = page.evaluate(PACK, PER_PAGE)
+        sheets, glossary_pages = page.evaluate(PACK, PER_PAGE)
+        measured = page.evaluate(MEASURE, [CODE_PX, 15])
+        html_text = page.content()
         page.pdf(path=str(out), format="A4", print_background=True, prefer_css_page_size=True)
-        return {
-            "slides": len(slides),
-            "notes": sum(1 for s in slides if s["notes"].strip()),
-            "sheets": [s["slides"] for s in sheets],
-            "pages": sum(s["pages"] for s in sheets),
-            "widest_px": widest,  # of the notes, within the page's 703 px: else Chromium shrinks every page
-            "wrapped_code": wrapped,  # code blocks of the notes with a line drawn on two
-        }
     finally:
         page.close()
+    return {
+        "lang": lang,
+        "slides": len(slides),
+        "notes": sum(1 for s in slides if s["notes"].strip()),
+        "sheets": [s["slides"] for s in sheets],
+        "slide_pages": sum(s["pages"] for s in sheets),
+        "pages": sum(s["pages"] for s in sheets) + glossary_pages,
+        "terms": len(defined),
+        "widest_px": widest,  # of the notes, within the page's 703 px: else Chromium shrinks every page
+        "wrapped_code": wrapped,  # code blocks of the notes with a line drawn on two
+        "html": html_text,  # the page as printed
+        **measured,
+    }
+
+
+def decks_of(html_dir: Path, names: list[str]) -> list[Path]:
+    """The decks of the English book and of the Chinese one (zh/), those whose names start with one of ``names``."""
+    decks = [d for lang in ("", "zh/") for d in sorted((html_dir / f"{lang}slides").glob("*.slides.html"))]
+    return [d for d in decks if not names or any(d.name.startswith(name) for name in names)]
+
+
+def pdf_of(deck: Path, html_dir: Path, out: Path) -> Path:
+    """Where a deck's handout goes: slides/NN_name.slides.html -> NN_name.pdf, zh/slides/... -> zh/NN_name.pdf."""
+    lang = deck.parent.parent.relative_to(html_dir)  # . or zh
+    return out / lang / deck.name.replace(".slides.html", ".pdf")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,28 +212,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "handouts")
     parser.add_argument("decks", nargs="*", help="deck names to print (default: all), e.g. 04_scaling")
     args = parser.parse_args(argv)
-    decks = sorted((args.html / "slides").glob("*.slides.html"))
-    decks = [d for d in decks if not args.decks or any(d.name.startswith(name) for name in args.decks)]
+    decks = decks_of(args.html, args.decks)
     if not decks:
         print(f"no decks in {args.html / 'slides'}: run `make book` first", file=sys.stderr)
         return 1
     from playwright.sync_api import sync_playwright
 
-    args.out.mkdir(parents=True, exist_ok=True)
     server = serve(args.html)
-    base = f"http://127.0.0.1:{server.server_port}/slides/"
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+            glossary = handout_glossary.Glossary(browser, _local_only)
             for deck in decks:
                 t0 = time.perf_counter()
-                pdf = args.out / deck.name.replace(".slides.html", ".pdf")
-                done = print_deck(browser, base + deck.name, pdf)
-                where = pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf
+                pdf = pdf_of(deck, args.html, args.out)
+                pdf.parent.mkdir(parents=True, exist_ok=True)
+                url = f"http://127.0.0.1:{server.server_port}/{deck.relative_to(args.html).as_posix()}"
+                done = print_deck(browser, url, pdf, glossary)
+                shown = pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf
+                glossary_pages = done["pages"] - done["slide_pages"]
                 print(
-                    f"{where}: {done['slides']} slides on {done['pages']} pages "
-                    f"({done['notes']} with notes), notes {done['widest_px']:.0f} px wide of 703, "
-                    f"{time.perf_counter() - t0:.0f} s"
+                    f"{shown}: {done['slides']} slides on {done['slide_pages']} pages ({done['notes']} with notes), "
+                    f"code at {done['code_pt']:.1f} pt (the notes' {done['notes_code_pt']:.1f} pt or more), "
+                    f"{done['terms']} terms on {glossary_pages} glossary pages, "
+                    f"notes {done['widest_px']:.0f} px wide of 703, {time.perf_counter() - t0:.0f} s"
                 )
             browser.close()
     finally:

@@ -358,22 +358,59 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
         context.close()
 
 
-def test_a_handout_holds_every_slide_with_its_notes_two_or_three_a_page(book_url, browser, tmp_path):
-    """`make handouts` (tools/handouts.py): an A4 PDF with every slide of a deck beside its speaker notes, at most
-    three slides a page and two or more on average (a slide whose notes are longer than a page has pages of its own)."""
-    from tools import handouts
+def pdf_internal_links(data: bytes) -> tuple[set[str], dict[str, str]]:
+    """The named destinations that a PDF's link annotations go to, and the PDF's named destinations, each with the
+    object number of its page (Chromium's PDF: uncompressed dictionaries, ``/Dest /name`` and a ``/Dests`` dict)."""
+    links = {n.decode() for n in re.findall(rb"/Subtype\s*/Link[^>]*?/Dest\s*/([^\s/<>\[\]()]+)", data)}
+    table = re.search(rb"/Dests\s+(\d+)\s+0\s+R", data)
+    body = re.search(rb"\n" + (table.group(1) if table else b"-") + rb"\s+0\s+obj\s*<<(.*?)>>\s*endobj", data, re.S)
+    dests = {
+        n.decode(): page.decode()
+        for n, page in re.findall(rb"/([^\s/<>\[\]()]+)\s*\[\s*(\d+)\s+0\s+R", body.group(1) if body else b"")
+    }
+    return links, dests
 
-    nb = next((nb for nb in NOTEBOOKS if nb.stem.startswith("04_")), NOTEBOOKS[0])
-    pdf = tmp_path / f"{nb.stem}.pdf"
-    done = handouts.print_deck(browser, f"{book_url}slides/{nb.stem}.slides.html", pdf)
-    assert done["slides"] == deck_slides(nb) == sum(done["sheets"]), done
-    assert max(done["sheets"]) <= handouts.PER_PAGE and done["slides"] / done["pages"] >= 2, done
+
+def check_handout(done: dict, pdf: Path, slides: int) -> None:
+    """What a handout (tools/handouts.py) promises a student, asserted on the page printed and on the PDF."""
+    from tools import handout_page, handouts
+
+    assert done["slides"] == slides == sum(done["sheets"]), done["sheets"]
+    # at most three slides a page, two or more on average (a slide whose notes are longer than a page: pages of its own)
+    assert max(done["sheets"]) <= handouts.PER_PAGE and done["slides"] / done["slide_pages"] >= 2, done["sheets"]
     assert done["notes"] >= done["slides"] // 2, f"only {done['notes']} of {done['slides']} slides have notes"
     assert done["widest_px"] <= 703.5, f"notes {done['widest_px']:.0f} px wide: Chromium would shrink every page"
     assert done["wrapped_code"] == 0, f"{done['wrapped_code']} code blocks of the notes wrap a line"
+    # code and output, 22 px on the 1280 px slide, printed at 8 pt or more: 22 x image width (pt) / 1280 >= 8
+    assert handout_page.CODE_PX * handout_page.IMAGE_MM / handout_page.SLIDE_PX / 25.4 * 72 >= 8
+    assert done["code_pt"] >= 8, f"the slides' code printed at {done['code_pt']:.1f} pt"
+    assert done["empty_beside"] == 0, f"{done['empty_beside']} slides beside an empty notes column"
+    # the notes' links to the glossary: internal links to the appendix, each to an anchor the page holds
+    page = done["html"]
+    hrefs = re.findall(r'<a [^>]*href="#([^"]+)"', page)
+    assert done["terms"] > 0 and len(hrefs) == done["links"] >= done["terms"] and not done["unresolved"], done["links"]
+    assert all(f'id="{h}"' in page for h in hrefs), [h for h in hrefs if f'id="{h}"' not in page]
+    assert not re.findall(r'href="(?!#|https?:|data:)[^"]*"', page), "a link a printed page cannot open"
     data = pdf.read_bytes()
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", data))
     assert data.startswith(b"%PDF") and pages == done["pages"], f"{pages} pages for {done['pages']}"
     assert {tuple(round(float(x)) for x in box.split()) for box in re.findall(rb"/MediaBox \[([^\]]*)\]", data)} == {
         (0, 0, 595, 842)
     }, "A4 pages"
+    links, dests = pdf_internal_links(data)
+    assert links == {h for h in hrefs if h.startswith("glossary-")} and links <= set(dests), sorted(links - set(dests))
+    glossary_pages = done["pages"] - done["slide_pages"]
+    assert 1 <= len({dests[name] for name in links}) <= glossary_pages, "the links go to the glossary's pages"
+
+
+def test_a_handout_holds_every_slide_with_its_notes_two_or_three_a_page(book_url, browser, tmp_path):
+    """`make handouts` (tools/handouts.py): an A4 PDF with every slide of a deck, its speaker notes below it, at most
+    three slides a page and two or more on average; code on the slides printed at 8 pt or more; no slide beside an
+    empty column; the notes' glossary links are links inside the PDF to its glossary appendix."""
+    from tools import handouts
+
+    nb = next((nb for nb in NOTEBOOKS if nb.stem.startswith("04_")), NOTEBOOKS[0])
+    pdf = tmp_path / f"{nb.stem}.pdf"
+    done = handouts.print_deck(browser, f"{book_url}slides/{nb.stem}.slides.html", pdf)
+    assert done["lang"] == "en"
+    check_handout(done, pdf, deck_slides(nb))

@@ -14,6 +14,7 @@ from tests.e2e.test_book_in_browser import (
     INK,
     assert_offline,
     broken_links,
+    check_handout,
     check_images,
     check_math,
     figures_in,
@@ -118,3 +119,24 @@ def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots, en
     finally:
         context.close()
     assert not problems, f"zh/{stem}: slides a lecturer cannot project as they are:\n" + "\n".join(problems[:40])
+
+
+@needs_twins
+def test_a_chinese_handout_draws_its_glyphs_and_links_its_glossary(book_url, browser, tmp_path):
+    """`make handouts` prints the Chinese decks too (build/handouts/zh/NN_name.pdf): the same promises as the English
+    handout (test_book_in_browser.check_handout), its labels and glossary appendix in Chinese (术语表, the
+    definitions of docs/zh/glossary.md) and its Chinese text in the course's font subset, not the fallback's boxes."""
+    from tools import handouts
+
+    english = next((nb for nb in TWINS if Path(nb).stem.startswith("04_")), min(TWINS))
+    stem = Path(english).stem
+    assert (
+        handouts.pdf_of(HTML / "zh" / "slides" / f"{stem}.slides.html", HTML, tmp_path)
+        == tmp_path / "zh" / f"{stem}.pdf"
+    )
+    pdf = tmp_path / f"{stem}.pdf"
+    done = handouts.print_deck(browser, f"{book_url}zh/slides/{stem}.slides.html", pdf)
+    assert done["lang"] == "zh" and '<html lang="zh">' in done["html"]
+    check_handout(done, pdf, deck_slides(english))
+    assert "术语表" in done["html"] and "第 1 张" in done["html"], "the labels and the glossary are not in Chinese"
+    assert len(done["chinese"]) >= 6 and done["cjk_font"], f"Chinese text {done['chinese']!r}, font {done['cjk_font']}"
