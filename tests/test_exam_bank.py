@@ -15,6 +15,9 @@ The page's rule for building a paper (its section "Building a paper") is checked
 exam lengths of the lecturer's guide by the questions' stated minutes, and the rule refuses a paper that does not.
 
 The page is withheld from students: tests/test_book.py checks that the book leaves it out.
+
+Its Chinese translation, docs/zh/exam_bank.md, has the same questions under the same ids, and tests/test_exam_bank_zh.py
+checks that it shows this page's numbers, formulas and code: a question's numbers change in both pages and here.
 """
 
 from __future__ import annotations
