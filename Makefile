@@ -36,7 +36,7 @@ help:
 	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
 	@echo "make book-check the book, then its checks that need no browser (no Sphinx warning, no CDN link)"
 	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
-	@echo "make handouts   the book, then one A4 PDF per deck in build/handouts (slides with their notes, Chromium)"
+	@echo "make handouts   the book, then an A4 PDF per deck in build/handouts, the Chinese in zh/ (notes, glossary)"
 
 setup: $(STAMP)
 
@@ -203,8 +203,8 @@ book-check: book
 e2e: $(E2E_STAMP) book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q -n 4
 
-# One A4 PDF per deck (tools/handouts.py): each slide beside its notes, up to three a page, through the Chromium of
-# `make e2e`, offline. The book is built first only where it is missing or older than its sources (not while the
+# One A4 PDF per deck, English and Chinese (tools/handouts.py): each slide at the page's width with its notes below
+# it, up to three a page, and a glossary of the terms the notes link to; through the Chromium of `make e2e`, offline. The book is built first only where it is missing or older than its sources (not while the
 # decks are printed from it).
 handouts: $(E2E_STAMP) build/html/index.html
 	$(BIN)/python -m tools.handouts

@@ -13,15 +13,16 @@ Size. Code and printed output are 22 px on the 1280 px slide; on paper they are 
 student reads code on paper from about 8 pt (2.82 mm), so a slide must be printed at least 2.82 x 1280/22 = 164 mm
 wide, 92 mm tall. That rules out the old layout (112 mm, 5.5 pt, notes beside) and any notes column beside a slide:
 portrait A4 leaves 22 mm beside it; landscape leaves 108 mm but only two 92 mm rows a page, and a slide without
-notes (a third of the slides are a figure or an output) would stand beside an empty column. So a slide is printed
-``IMAGE_MM`` = 186 mm wide (tools/handout_page.py), the page's whole width (its code at 9.1 pt), with its notes
-below it at the same width (8.5 pt; their code 8 pt), as on a "notes page": no slide has a column beside it, and a
-slide without notes is its image alone. A whole slide is then 105 mm tall, two to a page at most; but most slides
-do not fill their height (a code cell and its output, a few bullets), so the empty bands above and below the
-content are cut off (``PAD`` px kept): a short slide takes 25-60 mm. Slides are packed onto pages in order, at most
-``PER_PAGE`` (3) a page, fewer when they are tall or their notes long; a slide is never split from its notes unless
-its notes alone are longer than a page. Measured on decks 04, 10 and 12 (English, Chinese): 2.3 to 2.7 slides a
-page, so the rule of two or more on average holds without smaller code.
+notes (270 of the 741 English slides: a figure, an output) would stand beside an empty column. So a slide is
+printed ``IMAGE_MM`` = 186 mm wide (tools/handout_page.py), the page's whole width (its code at 9.1 pt), with its
+notes below it at the same width, as on a "notes page" (8.5 pt; their code 8 pt, a line longer than the 109 columns
+that fit zoomed to fit: 6.9 pt at the least, deck 14): no slide has a column beside it, and a slide without notes is
+its image alone. A whole slide is then 105 mm tall, two to a page at most; but most slides do not fill their height
+(a code cell and its output, a few bullets), so the empty bands above and below the content are cut off (``PAD`` px
+kept): a short slide takes 25-60 mm. Slides are packed onto pages in order, at most ``PER_PAGE`` (3) a page, fewer
+when they are tall or their notes long; a slide is never split from its notes unless its notes alone are longer than
+a page. On the 16 decks (2026-12-04): 741 slides on 289 pages in English (2.56 a page, 2.35 to 2.89 a deck), 736 on
+281 in Chinese (2.62), so the rule of two or more on average holds without smaller code.
 
 Links. The notes' formulas are MathML (book/_static/course-slides.js). A printed or offline PDF cannot open the
 book's relative links, so a link to the glossary becomes an internal link (``#glossary-TERM``) to the handout's
