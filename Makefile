@@ -204,7 +204,8 @@ e2e: $(E2E_STAMP) book
 	COURSE_E2E=1 $(BIN)/python -m pytest tests/e2e -q -n 4
 
 # One A4 PDF per deck, English and Chinese (tools/handouts.py): each slide at the page's width with its notes below
-# it, up to three a page, and a glossary of the terms the notes link to; through the Chromium of `make e2e`, offline. The book is built first only where it is missing or older than its sources (not while the
-# decks are printed from it).
+# it, up to three a page, and a glossary of the terms the notes link to; through the Chromium of `make e2e`, offline.
+# The book is built first only where it is missing or older than its sources (not while the decks are printed from
+# it).
 handouts: $(E2E_STAMP) build/html/index.html
 	$(BIN)/python -m tools.handouts
