@@ -627,3 +627,47 @@ def test_an_english_slide_drops_a_terms_chinese_name_and_its_notes_keep_it():
     ]
     assert deck.CHINESE_TERM.sub("", "a **head** (注意力头) and 猫 (cat), 分块注意力 (chunked attention)") == (
         "a **head** and 猫 (cat), 分块注意力 (chunked attention)")  # fmt: skip
+
+
+def test_a_list_goes_on_over_as_many_slides_as_asked_when_it_can():
+    """``count`` (a translation's deck follows its English deck's slides): the items shared out over that many
+    slides, as light as can be; a count no limit up to SLIDE_MAX reaches leaves the layout as it was."""
+    items = [("item", f"- item {k} " + "word " * 10) for k in range(8)]  # 8 items of 12 words: 96 words
+    natural = slide_text.paginate(items, "## A list")
+    assert len(natural) == 2
+    three = slide_text.paginate(items, "## A list", count=3)
+    assert len(three) == 3 and all(p.startswith("## A list (continued)") for p in three[1:])
+    assert sum(p.count("- item") for p in three) == 8
+    assert max(slide_text.words(p) for p in three) <= slide_text.PAGE
+    assert slide_text.paginate(items, "## A list", count=1) == natural  # 96 words: over SLIDE_MAX on one slide
+    assert slide_text.paginate(items, "## A list", count=2) == natural
+
+
+def _slides(nb) -> list[list[str]]:
+    """The ids of the cells shown on each slide of a shaped deck."""
+    out: list[list[str]] = []
+    for c in nb["cells"]:
+        kind = c.get("metadata", {}).get("slideshow", {}).get("slide_type", "-")
+        if kind in ("slide", "subslide"):
+            out.append([])
+        if out and kind not in ("notes", "skip"):
+            out[-1].append(c.get("id"))
+    return out
+
+
+@pytest.mark.parametrize("name", ["02_limits_of_rnns", "12_decoder_that_writes"])
+def test_a_chinese_deck_shows_its_english_decks_cells_slide_for_slide(name):
+    """Co-teachers in two languages share slide numbers (a lecturer's trial: 10's decks had 69 and 71 slides). Shaped
+    alone, these two Chinese decks differ from their English ones (a list on one more slide; an exercise's task code
+    not needed where the Chinese slide names the function); following the English deck's plan, they do not. Every
+    built deck is compared in tests/e2e/test_book_files.py."""
+    from tools import book_zh
+
+    rel, twin = f"notebooks/{name}.ipynb", f"notebooks/zh/{name}.ipynb"
+    if not (NOTEBOOKS_DIR / "zh" / f"{name}.ipynb").exists():
+        pytest.skip("no Chinese twin")
+    english = build_book.slides_notebook(json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text("utf-8")), rel)
+    staged = book_zh.staged_twin(json.loads((NOTEBOOKS_DIR / "zh" / f"{name}.ipynb").read_text("utf-8")), twin)
+    alone = build_book.slides_notebook(staged, rel)
+    assert _slides(alone) != _slides(english)  # what the plan is for
+    assert _slides(build_book.twin_deck(rel, twin)) == _slides(english)

@@ -218,17 +218,27 @@ def landing_page(readme: str, notebooks: dict[str, str], glossary: str | None, c
 # --------------------------------------------------------------------------------- notebook transforms
 
 
-def slides_notebook(nb: dict, name: str = "the notebook") -> dict:
+def slides_notebook(nb: dict, name: str = "the notebook", follow: dict | None = None) -> dict:
     """The deck of a notebook shaped into core and deep dives (tools.sections): the cells its author marked with
     ``slideshow`` metadata, its other core prose as speaker notes, and code cells tagged ``slide-output-only``
-    without their code."""
+    without their code. ``follow``: the English deck's ``slide_plan``, for a translation (tools.deck.shape)."""
     if not sections.is_sectioned(nb):
         raise ValueError(f"{name} has no section badges: shape it first (python -m tools.sections --write)")
     nb = remove_tagged_cells(static_widgets(nb))
-    shown = slide_tasks.with_tasks(sections.slides(nb), nb)  # each exercise's slide with the code it asks for
-    node = nbformat.from_dict(deck.shape(shown, Path(name).name if name.endswith(".ipynb") else None))
+    tasks = frozenset(i.removesuffix("-task") for i in (follow or {}).get("cells", {}) if i and i.endswith("-task"))
+    shown = slide_tasks.with_tasks(sections.slides(nb), nb, tasks)  # each exercise's slide with the code it asks for
+    node = nbformat.from_dict(deck.shape(shown, Path(name).name if name.endswith(".ipynb") else None, follow))
     TagRemovePreprocessor(remove_input_tags={OUTPUT_ONLY_TAG}).preprocess(node, {})
     return node
+
+
+def twin_deck(rel: str, twin: str) -> dict:
+    """The deck of the Chinese twin of notebook ``rel``, slide for slide its English deck (the same cells on the
+    same slide numbers, tools.deck.shape's ``follow``), so that co-teachers in two languages share slide numbers."""
+    from tools import book_zh
+
+    plan = slides_notebook(json.loads((ROOT / rel).read_text(encoding="utf-8")), rel).metadata.slide_plan
+    return slides_notebook(book_zh.staged_twin(json.loads((ROOT / twin).read_text(encoding="utf-8")), twin), rel, plan)
 
 
 # ------------------------------------------------------------------------------------------------ build
@@ -284,8 +294,6 @@ def build_slides(notebooks: list[str], out: Path, twins: dict[str, str] | None =
     import nbformat
     from nbconvert import SlidesExporter
 
-    from tools import book_zh
-
     exporter = SlidesExporter(
         language_code="zh-CN" if twins else "en",
         extra_template_basedirs=[str(BOOK_DIR / "templates")],
@@ -301,8 +309,7 @@ def build_slides(notebooks: list[str], out: Path, twins: dict[str, str] | None =
     (out / "slides").mkdir(parents=True, exist_ok=True)
     for rel in notebooks:
         source = (twins or {}).get(rel, rel)
-        nb = json.loads((ROOT / source).read_text(encoding="utf-8"))
-        nb = slides_notebook(book_zh.staged_twin(nb, source) if twins else nb, rel)
+        nb = twin_deck(rel, source) if twins else slides_notebook(json.loads((ROOT / rel).read_text("utf-8")), rel)
         resources = {
             "course": {
                 "mathjax_url": f"../_static/{MATHJAX_SCRIPT}",

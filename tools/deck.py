@@ -178,14 +178,15 @@ def _lead_from_notes(notes: str) -> list[tuple[str, str]]:
 CHINESE_TERM = re.compile(r"(?<=[A-Za-z*)\]])\s\([\u4e00-\u9fff]+\)")
 
 
-def _pages(source: str, following) -> list[str]:
-    """The Markdown of the slides a Markdown cell becomes (one, or more for a long list)."""
+def _pages(source: str, following, count: int | None = None) -> list[str]:
+    """The Markdown of the slides a Markdown cell becomes (one, or more for a long list); ``count`` slides where the
+    list can be shared out over that many (the English deck's count, for its translation)."""
     if _heading_only(source) and following is not None:
         heads = [(k, LINK.sub(r"\1", t)) for k, t in blocks(source) if k == "heading"]
         lead = _lead_from_notes("".join(following["source"]))
-        pages = paginate(heads + lead, heads[0][1] if heads else None) or [""]
+        pages = paginate(heads + lead, heads[0][1] if heads else None, count) or [""]
     else:
-        pages = slide_pages(source)
+        pages = slide_pages(source, count=count)
     return [CHINESE_TERM.sub("", page) for page in pages]
 
 
@@ -222,11 +223,19 @@ def book_links(markdown: str, chapter: str | None = None) -> str:
     return LINK_TARGET.sub(lambda m: m[1] + book_link(m[2], chapter) + m[3], markdown)
 
 
-def shape(deck, chapter: str | None = None) -> dict:
+def shape(deck, chapter: str | None = None, follow: dict | None = None) -> dict:
     """A copy of a deck (``tools.sections.slides``) shaped for a projector; see the module's docstring. ``chapter``
     names the deck's notebook, for the links of its notes to its own sections. Outputs a few lines longer than their
     budget are shown whole (:func:`_small_rest`) unless that takes the deck's words a slide over MEAN_WORDS: fewer
-    slides, each fuller (13's deck)."""
+    slides, each fuller (13's deck).
+
+    The shaped deck's metadata holds its ``slide_plan``: for each cell (by id) the words of the slide it joins, the
+    slides a Markdown cell became and whether it opened a slide of its own. A translation's deck is shaped with
+    ``follow`` set to its English deck's plan and makes the same decisions wherever it can (the same number of slides
+    for a long list, the same cells sharing a slide, the same code and output cut), so that co-teachers in two
+    languages share slide numbers (tests/test_slides.py holds every deck to it)."""
+    if follow is not None:
+        return _shape(deck, chapter, follow["whole_outputs"], follow)
     shaped = _shape(deck, chapter, whole_outputs=True)
     return shaped if mean_words(shaped) <= MEAN_WORDS else _shape(deck, chapter, whole_outputs=False)
 
@@ -250,26 +259,31 @@ def mean_words(deck) -> float:
     return sum(per) / max(len(per), 1)
 
 
-def _shape(deck, chapter: str | None, whole_outputs: bool) -> dict:
+def _shape(deck, chapter: str | None, whole_outputs: bool, follow: dict | None = None) -> dict:
     deck = copy.deepcopy(deck)
     cells, on_slide = [], 0  # the words of the slide being filled
     pending: list[dict] = []  # continuation slides of a long list, placed after the notes of its first slide
+    plan: dict = {"whole_outputs": whole_outputs, "cells": {}}
     for i, cell in enumerate(deck["cells"]):
         kind = _kind(cell)
         if pending and kind not in ("notes", "skip"):
             cells += pending
             pending = []
         on_slide = 0 if kind in ("slide", "subslide") else on_slide
+        english = (follow or {}).get("cells", {}).get(cell.get("id"))
+        plan["cells"][cell.get("id")] = mine = {"on_slide": on_slide}
         if cell["cell_type"] == "code" and kind != "skip":
-            shaped, on_slide = _code_cells(cell, on_slide, whole_outputs)
+            shaped, on_slide = _code_cells(cell, english["on_slide"] if english else on_slide, whole_outputs)
             cells += shaped
             continue
         if cell["cell_type"] != "markdown" or kind not in SHOWN_KINDS:
             cells.append(cell)
             continue
         source = "".join(cell["source"])
-        first, *rest = _pages(source, _next_notes(deck["cells"], i))
-        if on_slide and on_slide + words(first) > SLIDE_WORDS and kind in ("fragment", "-"):
+        first, *rest = _pages(source, _next_notes(deck["cells"], i), english and english["pages"])
+        crowded = on_slide and on_slide + words(first) > SLIDE_WORDS
+        mine.update(pages=1 + len(rest), alone=bool(crowded and kind in ("fragment", "-")))
+        if (english["alone"] if english else mine["alone"]) and kind in ("fragment", "-"):
             cell = {**cell, "metadata": {**cell["metadata"], "slideshow": {"slide_type": "subslide"}}}
             on_slide = 0
         on_slide += words(first)
@@ -286,6 +300,7 @@ def _shape(deck, chapter: str | None, whole_outputs: bool) -> dict:
     for cell in deck["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = book_links(inline_math_on_one_line("".join(cell["source"])), chapter)
+    deck.setdefault("metadata", {})["slide_plan"] = plan
     return deck
 
 

@@ -37,11 +37,12 @@ def task_code(source: str, label: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def with_tasks(deck: dict, nb: dict) -> dict:
+def with_tasks(deck: dict, nb: dict, also: frozenset[str] = frozenset()) -> dict:
     """``deck`` (tools.sections.slides of ``nb``) with a code cell of each exercise's task after the deck's cell that
     heads the exercise (the last markdown cell of ``nb`` before the answer cell whose heading names it), where that
     cell is shown on a slide and what its slide shows of it (tools.slide_text) does not already name every function
-    or value the answer writes ("Implement `merge(ids, pair, new_id)`: ..."; the slide's words are counted)."""
+    or value the answer writes ("Implement `merge(ids, pair, new_id)`: ..."; the slide's words are counted), or where
+    the heading cell's id is in ``also`` (a translation: where its English deck shows the task)."""
     notebook = nbformat.from_dict(nb)
     tasks: dict[str, str] = {}
     for ex in find_exercises(notebook):
@@ -52,7 +53,8 @@ def with_tasks(deck: dict, nb: dict) -> dict:
             continue
         source = "".join(notebook.cells[ex.solution_cell].source)
         shown = slide_pages("".join(heading.source))[0]
-        if not all(re.search(rf"`{re.escape(name)}\b", shown) for name in stub_source(source, ex.label)[1]):
+        named = all(re.search(rf"`{re.escape(name)}\b", shown) for name in stub_source(source, ex.label)[1])
+        if not named or heading["id"] in also:
             tasks[heading["id"]] = task_code(source, ex.label)
     cells = []
     for cell in deck["cells"]:

@@ -216,13 +216,18 @@ def table_pages(table: str, limit: int = PAGE) -> list[str]:
     return ["\n".join(head + page) for page in pages]
 
 
-def paginate(parts: list[tuple[str, str]], heading: str | None) -> list[str]:
+def paginate(parts: list[tuple[str, str]], heading: str | None, count: int | None = None) -> list[str]:
     """Lay out (kind, markdown) parts on slides. A list ("item" parts) whose prose would take a slide past PAGE
     words goes on over as few slides as it needs, the items shared out evenly (the fullest slide as light as it
-    can be); each slide after the first is headed ``heading (continued)``."""
+    can be); each slide after the first is headed ``heading (continued)``. With ``count``, over that many slides
+    when a limit between the largest item and SLIDE_MAX words makes it (the lightest such), else as without."""
     total = sum(words(t) for k, t in parts if k in ("item", "para", "quote"))
     largest = max((words(t) for k, t in parts if k == "item"), default=0)
     needed = len(_layout(parts, PAGE, heading))
+    if count is not None and count != needed:
+        fits = [limit for limit in range(largest, SLIDE_MAX + 1) if len(_layout(parts, limit, heading)) == count]
+        if fits:
+            return _layout(parts, fits[0], heading)
     if needed < 2:
         return _layout(parts, PAGE, heading)
     limit = PAGE
@@ -254,9 +259,9 @@ def _continued(heading: str) -> str:
     return heading.rstrip() + (CONTINUED_ZH if CJK_RUN.search(heading) else CONTINUED)
 
 
-def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
+def slide_pages(markdown: str, budget: int = BUDGET, count: int | None = None) -> list[str]:
     """What the slides of a Markdown cell show, one string a slide (usually one): headings, formulas, tables and
-    HTML whole, prose in whole sentences (see the module's docstring)."""
+    HTML whole, prose in whole sentences (see the module's docstring); ``count``: see :func:`paginate`."""
     parts = blocks(markdown)
     if words(markdown) - sum(words(t) for k, t in parts if k == "badge") <= KEEP:
         return ["\n\n".join(LINK.sub(r"\1", t) for k, t in parts if k != "badge")]
@@ -286,7 +291,7 @@ def slide_pages(markdown: str, budget: int = BUDGET) -> list[str]:
             if prose + n <= budget or (prose == 0 and n <= MAX_SENTENCE):
                 chosen.append((kind, prefix + sentence))
                 prose += n
-    return paginate(chosen, heading) or [""]
+    return paginate(chosen, heading, count) or [""]
 
 
 def slide_text(markdown: str, budget: int = BUDGET) -> str:

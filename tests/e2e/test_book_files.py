@@ -114,3 +114,31 @@ def test_the_cjk_font_has_every_character_the_chinese_book_shows():
         )
     missing = sorted(c for c in shown if ord(c) not in cmap)
     assert not missing, f"characters of build/html/zh without a glyph in {build_book.CJK_FONT.name}: {''.join(missing)}"
+
+
+def _deck_shape(page: Path) -> list[int]:
+    """A built deck's slides: for each horizontal slide, how many vertical slides it holds."""
+    shape, depth = [], 0
+    for tag in re.findall(r"<(/?)section\b", page.read_text(encoding="utf-8")):
+        if tag == "/":
+            depth -= 1
+            continue
+        depth += 1
+        if depth == 1:
+            shape.append(0)
+        else:
+            shape[-1] += 1
+    return shape
+
+
+def test_every_chinese_deck_has_its_english_decks_slides():
+    """Co-teachers in two languages share slide numbers: each Chinese deck has the slides of its English deck, the
+    same number in every column (tools.build_book.twin_deck; a lecturer's trial found 69 against 71)."""
+    english = sorted((HTML / "slides").glob("*.slides.html"))
+    assert english, "no decks: run `make book` first"
+    differ = []
+    for page in english:
+        twin = HTML / "zh" / "slides" / page.name
+        if twin.exists() and _deck_shape(twin) != _deck_shape(page):
+            differ.append(f"{page.name}: {_deck_shape(page)} (English) vs {_deck_shape(twin)}")
+    assert not differ, differ

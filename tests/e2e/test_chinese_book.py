@@ -80,10 +80,8 @@ def test_chinese_pages_draw_their_glyphs_and_switch_both_ways(book_url, guarded,
 
 
 def deck_slides(english: str) -> int:
-    """Slides of a Chinese deck as the build shapes it (tools.deck on the staged twin)."""
-    twin = TWINS[english]
-    nb = book_zh.staged_twin(json.loads((ROOT / twin).read_text(encoding="utf-8")), twin)
-    cells = build_book.slides_notebook(nb, english).cells
+    """Slides of a Chinese deck as the build shapes it (tools.deck on the staged twin, following its English deck)."""
+    cells = build_book.twin_deck(english, TWINS[english]).cells
     return sum(1 for c in cells if c.metadata.get("slideshow", {}).get("slide_type") in sections.SLIDE_KINDS)
 
 
