@@ -299,12 +299,13 @@ def test_every_week_is_graded_as_a_homework_due_the_week_after(rows, text):
         by_week = {r.week: r for r in path if r.week <= WEEKS}
         for week, row in by_week.items():
             named = [int(n) for n in re.findall(r"homework (\d+)", row.due)]
-            expected = [week - 1] if week > 1 else []
+            expected = [week - 1]  # week 1: homework 0, notebook 00's exercises (the eighth trial: ungraded before)
             assert named == expected, f"{branch} path, week {week}: due {named}, expected homework {expected}"
     after = text.split("| extra |", 1)[1].split("\n## ", 1)[0]
     assert f"homework {WEEKS}," in after and f"week {WEEKS}'s exercises" in after, "when is the last week graded?"
     plan = text.split("## Assessment", 1)[1].split("\n## ", 1)[0]
-    assert "fourteen homeworks, one a week" in plan and WEEKS == 14
+    assert "fifteen homeworks, homework 0 (notebook 00, before the first lab) and one a week" in plan and WEEKS == 14
+    assert "**homework 0**, graded like every other" in text
 
 
 def test_every_lecture_of_every_notebook_is_placed(rows, text):
@@ -404,3 +405,31 @@ def test_a_deep_dive_sits_in_the_part_of_the_deck_of_the_lecture_that_teaches_it
             assert part in lectures, f"week {row.week}: {unit.stem} {unit.ref} is in lecture {part}'s part of the deck"
             checked += 1
     assert checked >= 5, "08 §5.1, §9; 10 §6.2-§6.4; 12 §2.1, §6.1; 13 §7.1"
+
+
+def test_a_week_that_starts_inside_a_lecture_finds_its_slide_in_the_deck(rows):
+    """The eighth lecturer's trial: the guide teaches 13's §1 and §2 in week 12 and the rest in week 13, and deck 13
+    did not mark where week 13 begins. Where a week starts a notebook's lecture after its first section, that
+    section's heading cell carries the ``deck-part`` tag and the deck has a slide there (tools.sections.part_divider)
+    listing what follows; no other section carries the tag."""
+    wanted = set()
+    for row in rows:
+        for stem in {u.stem for u in row.lecture}:
+            mine = [u for u in row.lecture if u.stem == stem and u.kind == sections.CORE]
+            for lecture in {u.lecture for u in mine}:
+                whole = [u for u in teaching(stem) if u.lecture == lecture]
+                taught = [u for u in mine if u.lecture == lecture]
+                if taught and taught[0] != whole[0]:
+                    wanted.add((stem, taught[0].ref))
+    assert ("13_text_to_tokens", "§3") in wanted
+    tagged = set()
+    for path in NOTEBOOKS:
+        nb = notebook(path.stem)
+        for s in sections.sections(nb)[0]:
+            if sections.PART_TAG in nb.cells[s.first_cell].metadata.get("tags", []):
+                tagged.add((path.stem, f"§{NUMBERED.match(s.title)[1]}"))
+                deck = sections.slides(nb)["cells"]
+                at = next(i for i, c in enumerate(deck) if c.get("id") == nb.cells[s.first_cell].get("id"))
+                assert deck[at - 1].get("id") == f"part-{s.first_cell}", f"{path.stem}: no part slide before {s.title}"
+                assert "Part 2" in deck[at - 1]["source"] and s.title.split("<")[0].strip() in deck[at - 1]["source"]
+    assert tagged == wanted

@@ -44,6 +44,7 @@ from pathlib import Path
 import nbformat
 
 CORE, DEEP = "core", "deep-dive"
+PART_TAG = "deck-part"  # a core section where the lecturer's guide starts a week inside a lecture: a slide says so
 # The English badge, or its translation in a Chinese twin (notebooks/zh/: "● 核心 · 第 2 讲 · 9 分钟").
 BADGE = re.compile(
     r'<span class="section-badge (?P<kind>core|deep-dive)">[●◆] (?:core|deep dive|核心|深入)'
@@ -282,6 +283,8 @@ def slides(nb):
             inserts.append((s.first_cell, _slide(f"deep-dive-{s.first_cell}", signpost(s, chinese))))
         if s.kind == CORE and s.lecture > 1 and not any(c["id"] == f"lecture-{s.lecture}" for _, c in inserts):
             inserts.append((_opening(found, s), _slide(f"lecture-{s.lecture}", divider(found, s.lecture, chinese))))
+        if PART_TAG in nb["cells"][s.first_cell]["metadata"].get("tags", []):
+            inserts.append((s.first_cell, _slide(f"part-{s.first_cell}", part_divider(found, s, chinese))))
     for i, cell in sorted(inserts, key=lambda pair: pair[0], reverse=True):
         nb["cells"].insert(i, cell)
     return nb
@@ -346,6 +349,22 @@ def divider(found: list[Section], lecture: int, chinese: bool) -> str:
     title, how_long = (f"第 {lecture} 讲", f"核心路径约 {minutes} 分钟。") if chinese else (
         f"Lecture {lecture}", f"About {minutes} minutes of the core path.")  # fmt: skip
     return "\n\n".join([f"# {title}", "\n".join(f"- {t}" for t in numbered), how_long] if numbered else [f"# {title}"])
+
+
+def part_divider(found: list[Section], start: Section, chinese: bool) -> str:
+    """The slide before a core section tagged ``deck-part``, where the lecturer's guide starts a week in the middle
+    of a lecture (13: week 12 ends with its §1 and §2, week 13 starts at §3): the sections from there to the lecture's
+    end (the exercises aside: the lab) and their minutes of the core path."""
+    rest = [s for s in found[found.index(start) :] if s.kind == CORE and s.lecture == start.lecture]
+    rest = [s for s in rest if not _is_lab(found[: found.index(s) + 1], s)]
+    minutes = sum(s.minutes for s in rest)
+    numbered = [re.sub(r"\s*<[^>]+>", "", s.title) for s in rest if s.level == 2 and re.match(r"\d", s.title)]
+    if chinese:
+        title, how_long = "# 本讲第 2 部分", f"核心路径约 {minutes} 分钟。按讲师指南，这一页之前的各节在前一周讲完。"
+    else:
+        title = "# Part 2 of the lecture"
+        how_long = f"About {minutes} minutes of the core path. In the lecturer's guide, the slides before close a week."
+    return "\n\n".join([title, "\n".join(f"- {t}" for t in numbered), how_long])
 
 
 def _badge_in_heading(source: str) -> str:
