@@ -233,7 +233,7 @@ def shape(deck, chapter: str | None = None, follow: dict | None = None) -> dict:
     slides a Markdown cell became and whether it opened a slide of its own. A translation's deck is shaped with
     ``follow`` set to its English deck's plan and makes the same decisions wherever it can (the same number of slides
     for a long list, the same cells sharing a slide, the same code and output cut), so that co-teachers in two
-    languages share slide numbers (tests/test_slides.py holds every deck to it)."""
+    languages share slide numbers (tests/test_deck.py; every built deck: tests/e2e/test_book_files.py)."""
     if follow is not None:
         return _shape(deck, chapter, follow["whole_outputs"], follow)
     shaped = _shape(deck, chapter, whole_outputs=True)
