@@ -1033,13 +1033,14 @@ EXPECTED = {
 # ---------------------------------------------------------------------------------------------- parsing
 
 
-def questions() -> dict[str, dict]:
-    """Every question of the page: its heading fields and its text up to the next heading."""
+def questions(text: str = TEXT, heading: re.Pattern = HEADING) -> dict[str, dict]:
+    """Every question of a bank's page (the English by default; tests/test_exam_bank_zh.py reads the Chinese): its
+    heading fields and its text up to the next heading."""
     found = {}
-    matches = list(HEADING.finditer(TEXT))
+    matches = list(heading.finditer(text))
     for match, nxt in zip(matches, [*matches[1:], None]):
-        end = nxt.start() if nxt else len(TEXT)
-        body = TEXT[match.end() : end]
+        end = nxt.start() if nxt else len(text)
+        body = text[match.end() : end]
         body = re.split(r"^#{2,3} ", body, maxsplit=1, flags=re.M)[0]  # stop at a section heading
         assert match["id"] not in found, f"question id {match['id']} used twice"
         found[match["id"]] = {**match.groupdict(), "body": body}
@@ -1049,10 +1050,11 @@ def questions() -> dict[str, dict]:
 QUESTIONS = questions()
 
 
-def parts(body: str) -> dict[str, str]:
-    positions = [body.find(p) for p in PARTS]
-    assert all(p >= 0 for p in positions), f"missing one of {PARTS}"
-    assert positions == sorted(positions), f"the parts must come in the order {PARTS}"
+def parts(body: str, markers: tuple[str, ...] = PARTS) -> dict[str, str]:
+    """A question's three parts: the question, the worked answer and the marking notes (``markers`` head them)."""
+    positions = [body.find(p) for p in markers]
+    assert all(p >= 0 for p in positions), f"missing one of {markers}"
+    assert positions == sorted(positions), f"the parts must come in the order {markers}"
     question, worked, marking = (body[a:b] for a, b in zip(positions, [*positions[1:], len(body)]))
     return {"question": question, "worked": worked, "marking": marking}
 

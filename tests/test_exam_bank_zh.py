@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_exam_bank import HEADING, NUMBER, PAPER, QUESTIONS, TEXT, parts
+from test_exam_bank import HEADING, NUMBER, PAPER, QUESTIONS, TEXT, parts, questions
 
 from course_lib.paths import ROOT
 from tools.i18n import heading_anchor
@@ -56,27 +56,11 @@ CODE_BLOCK = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
 CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 
 
-def zh_questions() -> dict[str, dict]:
-    """Every question of the Chinese page: its heading fields and its text up to the next heading."""
-    found = {}
-    matches = list(ZH_HEADING.finditer(ZH))
-    for match, nxt in zip(matches, [*matches[1:], None]):
-        body = ZH[match.end() : nxt.start() if nxt else len(ZH)]
-        body = re.split(r"^#{2,3} ", body, maxsplit=1, flags=re.M)[0]
-        assert match["id"] not in found, f"question id {match['id']} used twice in docs/zh/exam_bank.md"
-        found[match["id"]] = {**match.groupdict(), "body": body}
-    return found
-
-
-ZH_QUESTIONS = zh_questions()
+ZH_QUESTIONS = questions(ZH, ZH_HEADING)
 
 
 def zh_parts(body: str) -> dict[str, str]:
-    positions = [body.find(p) for p in ZH_PARTS]
-    assert all(p >= 0 for p in positions), f"missing one of {ZH_PARTS}"
-    assert positions == sorted(positions), f"the parts must come in the order {ZH_PARTS}"
-    question, worked, marking = (body[a:b] for a, b in zip(positions, [*positions[1:], len(body)]))
-    return {"question": question, "worked": worked, "marking": marking}
+    return parts(body, ZH_PARTS)
 
 
 def without_code_blocks(text: str) -> str:
