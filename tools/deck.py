@@ -509,13 +509,22 @@ def _continued(output, whole: list[str], roomy: bool = True) -> str | None:
     shown = _output_text(output).rstrip("\n").split("\n")[:-1]  # less the line that says how many are cut
     rest = whole[len(shown) :]
     start = max((i + 1 for i, line in enumerate(shown) if not line.strip()), default=0)  # the block cut in two
-    if rest and len(shown) - start >= 2 and slide_code._columns(shown[start:] + rest[:1]) is not None:
-        rest = [shown[start], *rest]  # a table cut in its rows goes on under its header (04/27 had none)
+    rows = [i for i in range(start, len(shown)) if _data_row(shown[i])]
+    head = rows[0] - 1 if rows and rows[0] > start and rest and _data_row(rest[0]) else start  # the line above the rows
+    if rest and len(shown) - head >= 2 and slide_code._columns(shown[head:] + rest[:1]) is not None:
+        rest = [shown[head], *rest]  # a table cut in its rows goes on under its header (04/27 had none; 10's went on
+        # under its title line, the line above its header: a lecturer's trial)
     fits = shown_words("\n".join(rest)) <= OUTPUT_WORDS if roomy else code_words("\n".join(rest)) <= SLIDE_WORDS
     if not shown or len(rest) > SLIDE_LINES - 2 or not fits:
         return None
     _set_text(output, "\n".join([*shown, CONTINUED]) + "\n")
     return "\n".join(rest) + "\n"
+
+
+def _data_row(line: str) -> bool:
+    """A row of numbers in a printed table: most of its fields hold a digit (a header's names do not)."""
+    fields = [f for f in re.split(r"[\s|]+", line) if f]
+    return bool(fields) and sum(bool(re.search(r"\d", f)) for f in fields) > len(fields) / 2
 
 
 def _notes(source: str, cell, suffix: str) -> dict:
@@ -530,6 +539,8 @@ def _next_notes(cells, i: int):
     """The notes cell that follows cell ``i`` (skipped cells between them aside), or None."""
     for cell in cells[i + 1 :]:
         kind = _kind(cell)
+        if cell.get("metadata", {}).get("course_printed"):  # a code cell's printed result (tools.sections.slides)
+            continue
         if kind == "notes" and cell["cell_type"] == "markdown":
             return cell
         if kind != "skip":

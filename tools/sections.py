@@ -262,6 +262,9 @@ def slides(nb):
             kind = marked
         elif marked:
             kind = marked
+        elif cell["cell_type"] == "code" and (printed := _printed(cell)) and not _is_lab(*_up_to(found, section)):
+            nb["cells"][i] = cell = _printed_notes(cell, printed)  # its result in the notes (a lecturer's trial)
+            meta, kind = cell["metadata"], "notes"
         else:
             kind = "notes" if cell["cell_type"] == "markdown" else "skip"
         meta["slideshow"] = {"slide_type": kind}
@@ -348,7 +351,8 @@ def divider(found: list[Section], lecture: int, chinese: bool) -> str:
     minutes = lecture_minutes(found).get(lecture, 0)
     title, how_long = (f"第 {lecture} 讲", f"核心路径约 {minutes} 分钟。") if chinese else (
         f"Lecture {lecture}", f"About {minutes} minutes of the core path.")  # fmt: skip
-    return "\n\n".join([f"# {title}", "\n".join(f"- {t}" for t in numbered), how_long] if numbered else [f"# {title}"])
+    listed = "\n".join(f"- {_unordered(t)}" for t in numbered)
+    return "\n\n".join([f"# {title}", listed, how_long] if numbered else [f"# {title}"])
 
 
 def part_divider(found: list[Section], start: Section, chinese: bool) -> str:
@@ -360,11 +364,17 @@ def part_divider(found: list[Section], start: Section, chinese: bool) -> str:
     minutes = sum(s.minutes for s in rest)
     numbered = [re.sub(r"\s*<[^>]+>", "", s.title) for s in rest if s.level == 2 and re.match(r"\d", s.title)]
     if chinese:
-        title, how_long = "# 本讲第 2 部分", f"核心路径约 {minutes} 分钟。按讲师指南，这一页之前的各节在前一周讲完。"
+        title, how_long = "# 本讲第 2 部分", f"核心路径约 {minutes} 分钟；按讲师指南，新的一周从这里开始。"
     else:
         title = "# Part 2 of the lecture"
-        how_long = f"About {minutes} minutes of the core path. In the lecturer's guide, the slides before close a week."
-    return "\n\n".join([title, "\n".join(f"- {t}" for t in numbered), how_long])
+        how_long = f"About {minutes} minutes of the core path; the guide starts a week here."
+    return "\n\n".join([title, how_long, "\n".join(f"- {_unordered(t)}" for t in numbered)])
+
+
+def _unordered(title: str) -> str:
+    """A numbered section's title as a bullet's text: "3\\. Byte-pair ..." (Markdown reads "- 3. A" as a list inside
+    a list, drawn with a bullet, a gap and the number: a lecturer's trial)."""
+    return re.sub(r"^(\d+)\.(?=\s)", r"\1\\.", title)
 
 
 def _badge_in_heading(source: str) -> str:
@@ -390,6 +400,32 @@ def _owners(found: list[Section], n_cells: int) -> list[Section]:
     """The section each of ``n_cells`` cells belongs to."""
     starts = [s.first_cell for s in found]
     return [found[bisect.bisect_right(starts, i) - 1] for i in range(n_cells)]
+
+
+def _up_to(found: list[Section], section: Section) -> tuple[list[Section], Section]:
+    """The arguments of ``_is_lab`` for ``section``: the sections up to it, and it."""
+    return found[: found.index(section) + 1], section
+
+
+def _printed(cell) -> str:
+    """What a code cell printed (its standard output and its text results; not progress bars, not figures)."""
+    texts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            texts.append("".join(out.get("text", "")))
+        elif out.get("output_type") == "execute_result":
+            texts.append("".join(out.get("data", {}).get("text/plain", "")) + "\n")
+    return "".join(texts).strip("\n")
+
+
+def _printed_notes(cell, printed: str):
+    """The speaker notes of a core code cell that is not on a slide: what it printed, so that the deck's notes (and
+    the handouts) hold every result of the core path (the ninth lecturer's trial found 14's test score in neither)."""
+    fence = "````" if "```" in printed else "```"
+    source = f"{fence}\n{printed}\n{fence}"
+    meta = {"slideshow": {"slide_type": "notes"}, "course_printed": True}
+    return nbformat.from_dict({"cell_type": "markdown", "id": f"{cell.get('id', 'cell')}-printed", "source": source,
+                               "metadata": meta})  # fmt: skip
 
 
 def _slide(cell_id: str, source: str):
