@@ -671,3 +671,26 @@ def test_a_chinese_deck_shows_its_english_decks_cells_slide_for_slide(name):
     alone = build_book.slides_notebook(staged, rel)
     assert _slides(alone) != _slides(english)  # what the plan is for
     assert _slides(build_book.twin_deck(rel, twin)) == _slides(english)
+
+
+def test_every_core_result_is_on_a_slide_or_in_the_notes():
+    """A ninth lecturer's trial: 14's test score was in neither the deck nor its notes (a core code cell without a
+    slide of its own was left out whole). Such a cell's printed result now goes to the notes (and so to the
+    handouts), as a cell of the deck; a cell of the exercises (the lab) does not."""
+    nb = json.loads((NOTEBOOKS_DIR / "14_encoder_decoder_translates.ipynb").read_text(encoding="utf-8"))
+    shown = sections.slides(nb)
+    found, _ = sections.sections(nb)
+    owner = sections._owners(found, len(nb["cells"]))
+    printed = {c["id"] for c in shown["cells"] if c.get("metadata", {}).get("course_printed")}
+    wanted = set()
+    for cell, section in zip(nb["cells"], owner, strict=True):
+        marked = cell["metadata"].get("slideshow", {}).get("slide_type")
+        lab = sections._is_lab(*sections._up_to(found, section))
+        if cell["cell_type"] == "code" and section.on_deck and not marked and sections._printed(cell) and not lab:
+            wanted.add(f"{cell['id']}-printed")
+    assert wanted and printed == wanted
+    notes = {c["id"]: c["source"] for c in shown["cells"] if c["id"] in printed}
+    c40 = next(c for c in nb["cells"] if c["id"] == "c40")  # the test set's checks
+    assert sections._printed(c40).splitlines()[0] in notes["c40-printed"]
+    assert all(kind == "notes" for kind in (c["metadata"]["slideshow"]["slide_type"] for c in shown["cells"]
+                                            if c["id"] in printed))  # fmt: skip
