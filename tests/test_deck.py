@@ -694,3 +694,28 @@ def test_every_core_result_is_on_a_slide_or_in_the_notes():
     assert sections._printed(c40).splitlines()[0] in notes["c40-printed"]
     assert all(kind == "notes" for kind in (c["metadata"]["slideshow"]["slide_type"] for c in shown["cells"]
                                             if c["id"] in printed))  # fmt: skip
+
+
+def test_a_chinese_slide_shows_as_many_list_items_as_its_english_slide():
+    """The ninth lecturer's trial: same slide numbers, but 13's objectives 3-4 / 5-6 in English were 3-5 / 6 in
+    Chinese. A translation's long list is shared out over its slides item for item as its English deck's."""
+    from tools import book_zh
+
+    name = "13_text_to_tokens"
+    rel, twin = f"notebooks/{name}.ipynb", f"notebooks/zh/{name}.ipynb"
+    if not book_zh.twins():
+        pytest.skip("no Chinese twins")
+
+    def items(nb) -> list[int]:
+        pages = [[]]
+        for c in nb["cells"]:
+            kind = c.get("metadata", {}).get("slideshow", {}).get("slide_type", "-")
+            if kind in ("slide", "subslide"):
+                pages.append([])
+            if kind not in ("notes", "skip") and c["cell_type"] == "markdown":
+                pages[-1].append(c["source"])
+        return slide_text.items_per_page(["\n\n".join(p) for p in pages])
+
+    english = items(build_book.slides_notebook(json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text("utf-8")), rel))
+    assert english[3:5] == [2, 2]  # the learning objectives' second and third slides
+    assert items(build_book.twin_deck(rel, twin)) == english

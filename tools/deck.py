@@ -26,6 +26,7 @@ from tools.slide_text import (
     MAX_SENTENCE,
     blocks,
     first_sentence,
+    items_per_page,
     list_lines,
     paginate,
     slide_pages,
@@ -178,15 +179,15 @@ def _lead_from_notes(notes: str) -> list[tuple[str, str]]:
 CHINESE_TERM = re.compile(r"(?<=[A-Za-z*)\]])\s\([\u4e00-\u9fff]+\)")
 
 
-def _pages(source: str, following, count: int | None = None) -> list[str]:
+def _pages(source: str, following, count: int | None = None, sizes: list[int] | None = None) -> list[str]:
     """The Markdown of the slides a Markdown cell becomes (one, or more for a long list); ``count`` slides where the
     list can be shared out over that many (the English deck's count, for its translation)."""
     if _heading_only(source) and following is not None:
         heads = [(k, LINK.sub(r"\1", t)) for k, t in blocks(source) if k == "heading"]
         lead = _lead_from_notes("".join(following["source"]))
-        pages = paginate(heads + lead, heads[0][1] if heads else None, count) or [""]
+        pages = paginate(heads + lead, heads[0][1] if heads else None, count, sizes) or [""]
     else:
-        pages = slide_pages(source, count=count)
+        pages = slide_pages(source, count=count, sizes=sizes)
     return [CHINESE_TERM.sub("", page) for page in pages]
 
 
@@ -280,9 +281,11 @@ def _shape(deck, chapter: str | None, whole_outputs: bool, follow: dict | None =
             cells.append(cell)
             continue
         source = "".join(cell["source"])
-        first, *rest = _pages(source, _next_notes(deck["cells"], i), english and english["pages"])
+        followed = (english["pages"], english["items"]) if english else ()
+        first, *rest = _pages(source, _next_notes(deck["cells"], i), *followed)
         crowded = on_slide and on_slide + words(first) > SLIDE_WORDS
         mine.update(pages=1 + len(rest), alone=bool(crowded and kind in ("fragment", "-")))
+        mine["items"] = items_per_page([first, *rest])  # a translation shows as many items on each of its slides
         if (english["alone"] if english else mine["alone"]) and kind in ("fragment", "-"):
             cell = {**cell, "metadata": {**cell["metadata"], "slideshow": {"slide_type": "subslide"}}}
             on_slide = 0

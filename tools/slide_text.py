@@ -216,7 +216,36 @@ def table_pages(table: str, limit: int = PAGE) -> list[str]:
     return ["\n".join(head + page) for page in pages]
 
 
-def paginate(parts: list[tuple[str, str]], heading: str | None, count: int | None = None) -> list[str]:
+def items_per_page(pages: list[str]) -> list[int]:
+    """The list items each slide of ``pages`` shows (lines that open a top-level item)."""
+    return [sum(1 for line in page.splitlines() if LIST_ITEM.match(line) and not line[:1].isspace()) for page in pages]
+
+
+def _layout_items(parts: list[tuple[str, str]], sizes: list[int], heading: str | None) -> list[str] | None:
+    """The parts laid out with ``sizes[k]`` list items on slide k (a translation: its English deck's items per slide),
+    or None where that cannot be (another number of items, a table's break) or a slide would pass SLIDE_MAX words."""
+    if any(k == "break" for k, _ in parts) or sum(1 for k, _ in parts if k == "item") != sum(sizes):
+        return None
+    pages: list[list[str]] = [[]]
+    left, page = sizes[0], 0
+    for kind, text in parts:
+        if kind == "item" and left == 0:
+            while left == 0:
+                page += 1
+                left = sizes[page]
+            pages.append([_continued(heading)] if heading else [])
+        if kind == "item" and pages[-1] and pages[-1][-1].startswith("\x00"):
+            pages[-1][-1] += "\n" + text
+        else:
+            pages[-1].append("\x00" + text if kind == "item" else text)
+        left -= kind == "item"
+    out = ["\n\n".join(part.lstrip("\x00") for part in page) for page in pages if page]
+    return out if len(out) == len(sizes) and all(words(p) <= SLIDE_MAX for p in out) else None
+
+
+def paginate(
+    parts: list[tuple[str, str]], heading: str | None, count: int | None = None, sizes: list[int] | None = None
+) -> list[str]:
     """Lay out (kind, markdown) parts on slides. A list ("item" parts) whose prose would take a slide past PAGE
     words goes on over as few slides as it needs, the items shared out evenly (the fullest slide as light as it
     can be); each slide after the first is headed ``heading (continued)``. With ``count``, over that many slides
@@ -224,6 +253,8 @@ def paginate(parts: list[tuple[str, str]], heading: str | None, count: int | Non
     total = sum(words(t) for k, t in parts if k in ("item", "para", "quote"))
     largest = max((words(t) for k, t in parts if k == "item"), default=0)
     needed = len(_layout(parts, PAGE, heading))
+    if sizes and len(sizes) > 1 and 0 not in sizes and (laid := _layout_items(parts, sizes, heading)):
+        return laid
     if count is not None and count != needed:
         fits = [limit for limit in range(largest, SLIDE_MAX + 1) if len(_layout(parts, limit, heading)) == count]
         if fits:
@@ -259,7 +290,7 @@ def _continued(heading: str) -> str:
     return heading.rstrip() + (CONTINUED_ZH if CJK_RUN.search(heading) else CONTINUED)
 
 
-def slide_pages(markdown: str, budget: int = BUDGET, count: int | None = None) -> list[str]:
+def slide_pages(markdown: str, budget: int = BUDGET, count: int | None = None, sizes=None) -> list[str]:
     """What the slides of a Markdown cell show, one string a slide (usually one): headings, formulas, tables and
     HTML whole, prose in whole sentences (see the module's docstring); ``count``: see :func:`paginate`."""
     parts = blocks(markdown)
@@ -291,7 +322,7 @@ def slide_pages(markdown: str, budget: int = BUDGET, count: int | None = None) -
             if prose + n <= budget or (prose == 0 and n <= MAX_SENTENCE):
                 chosen.append((kind, prefix + sentence))
                 prose += n
-    return paginate(chosen, heading, count) or [""]
+    return paginate(chosen, heading, count, sizes) or [""]
 
 
 def slide_text(markdown: str, budget: int = BUDGET) -> str:
