@@ -779,6 +779,7 @@ def q13_3():
         + [f"{n_char * math.log(2):,.4f}"]
         + [f4(v) for v in bpc.values()]
         + [f"{per_char_bytes:.2f}", "256", f"{uniform_bytes:.2f}", g(2_364), f4(uniform_chars)]
+        + [f"{math.log2(256 + 2_364) * 1.113:.2f}", g(256 + 2_364), "1.113"]  # notebook 13's table: byte fallback
         + [f4(t / n_char) for t in totals.values()]  # nats per character: ln 2 forgotten
         + [f4(loss / math.log(2)) for _, loss in models_.values()]  # bits per token: N_char not used
     )
