@@ -8,7 +8,9 @@
   of a code or output block is drawn as one line;
 - no sentence cut short: no paragraph, list item, table cell or quote ends with an ellipsis;
 - figure text at 16 px or more: the height of a figure's smallest text in its own pixels (``data-text-px``, from
-  tools/slide_figures.py) times the scale the slide draws it at;
+  tools/slide_figures.py) times the scale the slide draws it at; formula text too: the font size of a formula's
+  smallest script as drawn (a script of a script is half its formula's size; a formula too wide for its slide is
+  drawn smaller, book/_static/course-slides.js), not counting the hidden MathML MathJax adds for screen readers;
 - no prompts or test markers; Chinese text in the course's font subset;
 - a slide without a heading of its own names its section at its foot (the running head, 16 px);
 - speaker notes whose formulas are MathML (what the speaker view and the handouts draw; MathJax's own markup shows
@@ -122,6 +124,10 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
       return px * Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
     });
     const unmarked = images.filter(img => !img.dataset.textPx).length;
+    const mathPx = [...s.querySelectorAll('.MathJax span, .MathJax_Display span')]
+      .filter(el => !skip(el) && !el.closest('.MJX_Assistive_MathML') && el.getBoundingClientRect().width > 0
+        && [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+      .map(el => parseFloat(getComputedStyle(el).fontSize) * Reveal.getScale());
     const notes = [...s.querySelectorAll(':scope > aside.notes, :scope > * aside.notes')];
     probe.innerHTML = notes.map(n => n.innerHTML).join('\n');
     const notesMath = probe.querySelectorAll('math').length;
@@ -147,6 +153,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
       overflow: overflow.slice(0, 4), overflowCount: overflow.length,
       codePx: codePx.length ? Math.min(...codePx) : null, tablePx: tablePx.length ? Math.min(...tablePx) : null,
       figurePx: figures.length ? Math.min(...figures) : null, unmarked,
+      mathPx: mathPx.length ? Math.min(...mathPx) : null,
       wrapped: wrapped.slice(0, 3), wrappedCount: wrapped.length, cut: cut.slice(0, 3), cutCount: cut.length,
       notesMath, flatMath, levelScripts, leftTeX, notesLinks,
       markers: [...(text.match(prompt) || []), ...(blocks.match(marker) || [])].slice(0, 3),
@@ -165,6 +172,7 @@ def measure(page) -> list[dict]:
 def summary(rows: list[dict]) -> dict:
     code = [r["codePx"] for r in rows if r["codePx"] is not None]
     figures = [r["figurePx"] for r in rows if r["figurePx"] is not None]
+    formulas = [r["mathPx"] for r in rows if r["mathPx"] is not None]
     return {
         "slides": len(rows),
         "mean_words": round(statistics.mean(r["words"] for r in rows), 1),
@@ -173,6 +181,7 @@ def summary(rows: list[dict]) -> dict:
         "too_tall": sum(1 for r in rows if r["content"] > r["room"]),
         "min_code_px": round(min(code), 1) if code else None,
         "min_figure_text_px": round(min(figures), 1) if figures else None,
+        "min_formula_text_px": round(min(formulas), 1) if formulas else None,
         "slides_with_cut_sentences": sum(1 for r in rows if r["cutCount"]),
         "wrapped_blocks": sum(r["wrappedCount"] for r in rows),
         "notes_formulas": sum(r["notesMath"] for r in rows),
@@ -199,6 +208,10 @@ def problems(rows: list[dict]) -> list[str]:
             (r["codePx"] is not None and r["codePx"] < MIN_CODE_PX - 0.01, f"code at {r['codePx'] or 0:.1f} px"),
             (r["tablePx"] is not None and r["tablePx"] < MIN_CODE_PX - 0.01, f"a table at {r['tablePx'] or 0:.1f} px"),
             (small_figure(r), f"figure text at {r['figurePx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}"),
+            (
+                r["mathPx"] is not None and r["mathPx"] < MIN_FIGURE_TEXT_PX - 0.05,
+                f"formula text at {r['mathPx'] or 0:.1f} px < {MIN_FIGURE_TEXT_PX}",
+            ),
             (r["unmarked"] > 0, f"{r['unmarked']} figure(s) without data-text-px (tools/slide_figures.py)"),
             (r["wrappedCount"] > 0, f"code or output wrapped: {r['wrapped']}"),
             (r["cutCount"] > 0, f"sentences cut short: {r['cut']}"),

@@ -313,8 +313,8 @@ def small_png() -> str:
 def test_the_metrics_see_what_they_measure(book_url, browser):
     """The measurements fail where they should: a slide made too wide, too wordy, with small code, a prompt,
     Chinese code in a font without the subset, a wrapped code block, a sentence ending in an ellipsis, a small
-    figure without its text size and a formula of the notes in a font without a MATH table (its subscript drawn on
-    its base's line) is reported for each rule."""
+    figure without its text size, a small formula and a formula of the notes in a font without a MATH table (its
+    subscript drawn on its base's line) is reported for each rule."""
     nb = NOTEBOOKS[0]
     context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
@@ -331,6 +331,7 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
                     '!important">' + 'wrapped '.repeat(20) + '</pre><p>A sentence cut short …</p>' +
                     '<aside class="notes"><p>raw $x_q^2$, <a href="../docs/glossary.md#x">x</a>, <math ' +
                     'style="font-family: sans-serif"><msub><mi>d</mi><mi>k</mi></msub></math></p></aside>' +
+                    '<span class="MathJax"><span style="font-size: 10px">k</span></span>' +
                     '<img style="width: 50px !important; height: 50px !important; ' +
                     'flex: none !important" src="data:image/png;base64,' + png + '">');
             }""",
@@ -345,6 +346,7 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
             "prompts",
             "CJK subset",
             "figure text at 5.6",
+            "formula text at 10.0",
             "without data-text-px",
             "code or output wrapped",
             "sentences cut short",
