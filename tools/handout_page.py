@@ -44,9 +44,11 @@ PACK = """perPage => {
           glossary ? Math.ceil((glossary.getBoundingClientRect().height - 1) / page) : 0];
 }"""
 
-# What is still wider than the page's column (a long formula, a wide table) is zoomed to fit it: wider content would
-# make Chromium shrink every page of the PDF. Returns the widest right edge of any note's part (px), after, and how
-# many code blocks of the notes draw a line of theirs on two lines.
+# What is still wider than the page's column (a long formula, a wide table, a line of code longer than 109 columns) is
+# zoomed to fit it: wider content would make Chromium shrink every page of the PDF. Printed output (an error message
+# of 341 characters in 00's notes) wraps instead, at 8 pt: zoomed to one line it was printed at 2.8 pt. Returns the
+# widest right edge of any note's part (px), after, and how many code blocks of the notes draw a line of theirs on
+# two lines.
 FIT = """() => {
   const column = document.querySelector('.staging').getBoundingClientRect().right;
   for (const el of document.querySelectorAll('.notes > *, .notes math[display="block"], .notes table')) {
@@ -55,7 +57,7 @@ FIT = """() => {
     if (wide > column + 0.5) el.style.zoom = (column - box.left) / (wide - box.left);
   }
   const widest = Math.max(0, ...[...document.querySelectorAll('.notes *')].map(el => el.getBoundingClientRect().right));
-  const wrapped = [...document.querySelectorAll('.notes pre')].filter(pre => {  // lines drawn for the lines written
+  const wrapped = [...document.querySelectorAll('.notes .highlight pre')].filter(pre => {  // lines drawn for written
     const range = document.createRange();
     range.selectNodeContents(pre);
     const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
@@ -107,14 +109,22 @@ h1.deck { font-size: 13pt; margin: 0 0 3mm; }
 .sheet { break-after: page; }
 .sheet:last-child { break-after: auto; }
 .slide-block { display: flow-root; padding: 2mm 0; border-top: 0.3mm solid #bbb; break-inside: avoid; }
-.slide-block img { display: block; width: IMAGE_MMmm; max-width: none; margin: 0 0 1.5mm; border: 0.2mm solid #999;
+.slide-image { position: relative; margin: 0 0 1.5mm; }
+/* the slide's text under its image (the image is drawn after it, over it): a PDF reader's search finds it, no one
+   sees it */
+.slide-text { position: absolute; inset: 0.5mm; overflow: hidden; font-size: 2pt; line-height: 1.1;
+  white-space: pre-wrap; color: #000; font-family: "DejaVu Sans", "Noto Sans SC Course Subset", sans-serif; }
+.slide-block img { position: relative; display: block;
+  width: IMAGE_MMmm; max-width: none; margin: 0; border: 0.2mm solid #999;
   box-sizing: border-box; }
 .notes { line-height: 1.3; overflow-wrap: anywhere; }  /* below the slide, the page's whole width */
-/* code too (each line drawn as one: 109 columns of 8 pt fit the page's width; FIT zooms a longer one) */
+/* code too (each line drawn as one: 109 columns of 8 pt fit the page's width; FIT zooms a longer one); printed
+   output wraps a longer line */
 .notes p, .notes ul, .notes ol { margin: 0 0 1.5mm; }
 .notes ul, .notes ol { padding-left: 4mm; }
 .notes h1, .notes h2, .notes h3, .notes h4 { font-size: 9pt; margin: 0 0 1mm; }
 .notes pre { white-space: pre; font-size: 8pt; background: #f4f4f4; padding: 1mm; margin: 0 0 1.5mm; }
+.notes pre:not(.highlight pre) { white-space: pre-wrap; }
 .notes code, .notes pre { font-family: "Noto Sans SC Course Subset", "DejaVu Sans Mono", monospace; }
 .notes code { font-size: 0.92em; }
 .notes table { border-collapse: collapse; font-size: 8pt; margin-bottom: 1.5mm; }
@@ -137,7 +147,8 @@ def handout_html(title: str, slides: list[dict], static_url: str, lang: str = "e
         label = LABELS[lang]["slide"].format(n=number, of=len(slides))
         blocks.append(
             f'<div class="slide-block"><div class="number">{label}</div>'
-            f'<img alt="slide {number}" src="data:image/png;base64,{image}">'
+            f'<div class="slide-image"><div class="slide-text">{html.escape(slide.get("text", ""))}</div>'
+            f'<img alt="slide {number}" src="data:image/png;base64,{image}"></div>'
             + (f'<div class="notes">{notes}</div>' if notes else "")
             + "</div>"
         )

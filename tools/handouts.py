@@ -24,6 +24,11 @@ when they are tall or their notes long; a slide is never split from its notes un
 a page. On the 16 decks (2026-12-04): 741 slides on 289 pages in English (2.56 a page, 2.35 to 2.89 a deck), 736 on
 281 in Chinese (2.62), so the rule of two or more on average holds without smaller code.
 
+Text. A slide is printed as its screenshot, so a PDF reader could not search it: its text (``TEXT``: its words, its
+code and each formula as the MathML text MathJax keeps for screen readers) is printed too, at 2 pt under the image,
+which covers it; the test reads every slide's words back from the PDF. Printed output in the notes wraps a line
+longer than the page at 8 pt (an error message of 341 characters in 00's notes was zoomed to 2.8 pt); code is zoomed.
+
 Links. The notes' formulas are MathML (book/_static/course-slides.js). A printed or offline PDF cannot open the
 book's relative links, so a link to the glossary becomes an internal link (``#glossary-TERM``) to the handout's
 last pages, which define every term its notes link to (tools/handout_glossary.py); a link to another page of the
@@ -102,6 +107,21 @@ SHOW = """async ([h, v]) => {
 }"""
 
 
+# The text the current slide shows, as lines, once its screenshot is taken: each formula as the text of the MathML
+# that MathJax keeps for screen readers ("dk=512"), not its drawn glyphs, one line a paragraph. It is printed under
+# the slide's image, where a PDF reader finds it (search, copy) and no one sees it. The slide is not shown again.
+TEXT = """() => {
+  const slide = Reveal.getCurrentSlide();
+  slide.querySelectorAll('aside.notes, .MathJax_Preview, script, style').forEach(el => el.remove());
+  slide.querySelectorAll('.MathJax_Display, .MathJax').forEach(math => {
+    const said = math.querySelector('.MJX_Assistive_MathML');
+    // no spaces, no invisible operators (U+2061 function application: no font draws it, so no PDF holds it)
+    if (math.isConnected) math.replaceWith((said || math).textContent.replace(/[\\s\\u2061-\\u2064]+/g, ''));
+  });
+  return slide.innerText.split('\\n').map(line => line.replace(/\\s+/g, ' ').trim()).filter(line => line).join('\\n');
+}"""
+
+
 def chromium() -> str:
     path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not path:
@@ -149,6 +169,7 @@ def slides_of(browser, url: str, lang: str) -> tuple[str, list[dict]]:
             top, bottom = max(0, int(top) - PAD), min(720, int(bottom + 0.999) + PAD)
             clip = {"x": 0, "y": top, "width": SLIDE_PX, "height": bottom - top}
             slide["png"] = page.screenshot(type="png", clip=clip)
+            slide["text"] = page.evaluate(TEXT)
         title = slides[0]["title"] if slides and slides[0]["title"] else Path(urlparse(url).path).name
         return title, slides
     finally:
@@ -191,6 +212,7 @@ def print_deck(browser, url: str, out: Path, glossary: handout_glossary.Glossary
         "widest_px": widest,  # of the notes, within the page's 703 px: else Chromium shrinks every page
         "wrapped_code": wrapped,  # code blocks of the notes with a line drawn on two
         "html": html_text,  # the page as printed
+        "texts": [slide["text"] for slide in slides],  # each slide's text, printed under its image
         **measured,
     }
 

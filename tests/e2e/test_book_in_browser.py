@@ -4,6 +4,7 @@ every deck can be projected as it is (tests/e2e/slide_metrics.py)."""
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -383,6 +384,8 @@ def check_handout(done: dict, pdf: Path, slides: int) -> None:
     assert done["notes"] >= done["slides"] // 2, f"only {done['notes']} of {done['slides']} slides have notes"
     assert done["widest_px"] <= 703.5, f"notes {done['widest_px']:.0f} px wide: Chromium would shrink every page"
     assert done["wrapped_code"] == 0, f"{done['wrapped_code']} code blocks of the notes wrap a line"
+    # a line of code zoomed to fit the page (114 columns at most: 7.6 pt); printed output wraps at 8 pt
+    assert done["notes_code_pt"] >= 7, f"the notes' code or output printed at {done['notes_code_pt']:.1f} pt"
     # code and output, 22 px on the 1280 px slide, printed at 8 pt or more: 22 x image width (pt) / 1280 >= 8
     assert handout_page.CODE_PX * handout_page.IMAGE_MM / handout_page.SLIDE_PX / 25.4 * 72 >= 8
     assert done["code_pt"] >= 8, f"the slides' code printed at {done['code_pt']:.1f} pt"
@@ -403,6 +406,16 @@ def check_handout(done: dict, pdf: Path, slides: int) -> None:
     assert links == {h for h in hrefs if h.startswith("glossary-")} and links <= set(dests), sorted(links - set(dests))
     glossary_pages = done["pages"] - done["slide_pages"]
     assert 1 <= len({dests[name] for name in links}) <= glossary_pages, "the links go to the glossary's pages"
+    # each slide's words and numbers are in the PDF as text (under its image), in order, where a reader's search finds
+    # them: read back by pypdf (which reads some punctuation of DejaVu Sans, ' and ′, as nothing)
+    from pypdf import PdfReader
+
+    def flat(text: str) -> str:  # ligatures (ﬁ) and math italics (𝑑) as letters; letters and digits only
+        return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", text))
+
+    printed = flat("".join(page.extract_text() for page in PdfReader(pdf).pages))
+    unfound = [text.split("\n")[0][:60] for text in done["texts"] if flat(text) not in printed]
+    assert sum(map(bool, done["texts"])) >= done["slides"] // 2 and not unfound, f"slides not found as text: {unfound}"
 
 
 def test_a_handout_holds_every_slide_with_its_notes_two_or_three_a_page(book_url, browser, tmp_path):
