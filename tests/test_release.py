@@ -105,6 +105,10 @@ SOLUTION = ("# BEGIN SOLUTION", "# END SOLUTION")
 COMMITTED = subprocess.run(["git", "ls-tree", "--name-only", "HEAD", "notebooks/"], cwd=ROOT, capture_output=True,
                            text=True).stdout.split()  # fmt: skip
 RELEASED = [p for p in NOTEBOOKS if f"notebooks/{p.name}" in COMMITTED]
+# Their Chinese twins (notebooks/zh/), released beside them: the same code, the prose in Chinese.
+COMMITTED_ZH = subprocess.run(["git", "ls-tree", "--name-only", "HEAD", "notebooks/zh/"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.split()  # fmt: skip
+RELEASED_ZH = [NOTEBOOKS_DIR / "zh" / p.name for p in RELEASED if f"notebooks/zh/{p.name}" in COMMITTED_ZH]
 HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 
 
@@ -159,9 +163,9 @@ def test_the_student_release_holds_no_solution_hidden_test_or_model_answer(stude
     assert len(lines) > 100, "the scan found too few solution lines to mean anything"
     found = sorted({(p.name, s) for s in lines for p, text in texts.items() if s in text})
     assert not found, f"reference solutions in the release: {found[:5]}"
-    for path in RELEASED:  # the written answers keep their question only
+    for path in [*RELEASED, *RELEASED_ZH]:  # the written answers keep their question only
         full = nbformat.read(path, as_version=4)
-        mine = nbformat.read(student_release / "notebooks" / path.name, as_version=4)
+        mine = nbformat.read(student_release / path.relative_to(ROOT), as_version=4)
         kept = "\n".join(c.source for c in mine.cells)
         for cell in full.cells:
             if "written-answer" in cell.metadata.get("tags", []):
@@ -172,11 +176,14 @@ def test_the_student_release_holds_no_solution_hidden_test_or_model_answer(stude
 
 def test_the_student_release_has_every_notebook_and_leaves_the_lecturers_files_out(student_release):
     assert sorted(p.name for p in (student_release / "notebooks").glob("*.ipynb")) == [p.name for p in RELEASED]
+    zh = sorted(p.name for p in (student_release / "notebooks" / "zh").glob("*.ipynb"))
+    assert len(RELEASED_ZH) == len(RELEASED) and zh == [p.name for p in RELEASED_ZH], "a Chinese twin is missing"
+    assert (student_release / "docs" / "zh" / "glossary.md").is_file(), "the Chinese notebooks link to it"
     lecturers = ("docs/lecturers_guide.md", "docs/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/zh/exam_bank.md")
-    for absent in (*lecturers, "docs/zh", "tests", "tools", "book", "Makefile"):
+    for absent in (*lecturers, "tests", "tools", "book", "Makefile", "locale"):
         assert not (student_release / absent).exists(), absent
     # nothing in it points at them either: a link to the guide keeps its text only (notebook 00 links to it)
-    pages = [*(student_release / "notebooks").glob("*.ipynb"), *student_release.rglob("*.md")]
+    pages = [*(student_release / "notebooks").rglob("*.ipynb"), *student_release.rglob("*.md")]
     pointing = [p.name for p in pages for name in ("lecturers_guide.md", "exam_bank.md") if name in text_of(p)]
     assert not pointing, pointing
     assert (student_release / "course_lib" / "__init__.py").is_file() and (student_release / "pyproject.toml").is_file()
@@ -185,14 +192,15 @@ def test_the_student_release_has_every_notebook_and_leaves_the_lecturers_files_o
 def test_the_student_release_opens_itself_in_colab_and_its_links_resolve(student_release):
     setup = colab_cell.cell_source("teacher/course-student", "student")
     readme = (student_release / "README.md").read_text(encoding="utf-8")
-    for path in RELEASED:
-        cells = nbformat.read(student_release / "notebooks" / path.name, as_version=4).cells
-        assert [c.source for c in cells if c.get("id") == colab_cell.CELL_ID] == [setup], path.name
-        link = f"https://colab.research.google.com/github/teacher/course-student/blob/student/notebooks/{path.name}"
-        assert link in readme, path.name
+    for path in [*RELEASED, *RELEASED_ZH]:
+        name = path.relative_to(ROOT).as_posix()  # notebooks/NN_x.ipynb, notebooks/zh/NN_x.ipynb
+        cells = nbformat.read(student_release / name, as_version=4).cells
+        assert [c.source for c in cells if c.get("id") == colab_cell.CELL_ID] == [setup], name
+        link = f"https://colab.research.google.com/github/teacher/course-student/blob/student/{name}"
+        assert f"]({name})" in readme and link in readme, name
     assert colab_cell.GITHUB_REPOSITORY not in readme
     broken = []
-    for page in [*(student_release / "notebooks").glob("*.ipynb"), *student_release.rglob("*.md")]:
+    for page in [*(student_release / "notebooks").rglob("*.ipynb"), *student_release.rglob("*.md")]:
         text = text_of(page) if page.suffix == ".md" else "\n".join(
             c.source for c in nbformat.read(page, as_version=4).cells if c.cell_type == "markdown")  # fmt: skip
         for target in re.findall(r"\]\(([^)#\s:]+)(?:#[^)]*)?\)", text):
@@ -214,9 +222,10 @@ def test_a_link_to_a_page_left_out_keeps_its_text(tmp_path):
 
 
 def test_the_chinese_lecturers_pages_stay_out_of_the_release_even_if_docs_were_kept(monkeypatch):
-    """docs/zh/ is not in the release (tests above); the Chinese guide and exam bank stay out even if a later change
-    kept the whole of docs/ or of docs/zh/."""
-    for name in ("docs/zh/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/zh/glossary.md"):
+    """The Chinese glossary and misconceptions page are in the release, the Chinese guide and exam bank are not, and
+    stay out even if a later change kept the whole of docs/ or of docs/zh/."""
+    assert release.kept("docs/zh/glossary.md") and release.kept("docs/zh/misconceptions.md")
+    for name in ("docs/zh/exam_bank.md", "docs/zh/lecturers_guide.md"):
         assert not release.kept(name), name
     monkeypatch.setattr(release, "KEEP_FOLDERS", (*release.KEEP_FOLDERS, "docs"))
     assert release.kept("docs/zh/glossary.md"), "the monkeypatch keeps docs/"

@@ -3,9 +3,11 @@
 ``python -m tools.release student`` (``make release``) writes the **student release**: the repository the students
 clone and the Colab links open. It is made of a commit (``--ref``, default HEAD), never of files being edited. It
 holds ``course_lib``, ``data``, the student version of every notebook (:mod:`course_lib.classroom.student`: each
-solution a stub, the hidden tests and the written answers' model answers gone, every output cleared) with its Colab
-cell cloning the release itself, the glossary, the misconceptions page and the running-and-testing page (the
-notebooks link to them), the packaging files, and a README with the release's Colab links. It leaves out what a
+solution a stub, the hidden tests and the written answers' model answers gone, every output cleared) and of its
+Chinese twin (``notebooks/zh/``, converted the same way), each with its Colab cell cloning the release itself, the
+glossary, the misconceptions page and the running-and-testing page in English and the glossary and misconceptions
+page in Chinese (the notebooks link to them), the packaging files, and a README with the release's Colab links in
+both languages. It leaves out what a
 student must not have or does not need: the full notebooks, the lecturer's guide (how the grading works and what it
 cannot catch), the exam bank, the tests (their shortcut and attack sets included), the tools and the book; a link to
 a page left out keeps its text and loses its target (:func:`unlink_absent`). ``course_lib`` goes whole, the checks'
@@ -46,8 +48,9 @@ from tools import colab_cell
 # What the release holds, from the repository's tracked files: folders whole, single files by path.
 KEEP_FOLDERS = ("course_lib", "data")
 KEEP_FILES = ("LICENSE", "pyproject.toml", "environment.yml", "postBuild", ".gitignore", "docs/glossary.md",
-              "docs/misconceptions.md", "docs/running_and_testing.md")  # fmt: skip
-# The lecturer's, in both languages: never in a release, whatever is kept (docs/zh/ is not kept at all today).
+              "docs/misconceptions.md", "docs/running_and_testing.md", "docs/zh/glossary.md",
+              "docs/zh/misconceptions.md")  # fmt: skip
+# The lecturer's, in both languages: never in a release, whatever is kept.
 LEFT_OUT = ("docs/lecturers_guide.md", "docs/exam_bank.md", "docs/zh/lecturers_guide.md", "docs/zh/exam_bank.md")
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]+)\]\((?P<target>[^)#\s:]+)(?:#[^)\s]*)?\)")
 NBGRADER_CONFIG = """from course_lib.classroom.release import configure
@@ -77,22 +80,39 @@ def export(ref: str, into: Path, root: Path = ROOT) -> None:
     subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
 
 
-def readme(repository: str, branch: str, notebooks: list[str]) -> str:
-    rows = "\n".join(
-        f"| [{name[:2]}](notebooks/{name}) | [Open in Colab](https://colab.research.google.com/github/{repository}"
-        f"/blob/{branch}/notebooks/{name}) |"
-        for name in notebooks
-    )
+def readme(repository: str, branch: str, notebooks: list[str], chinese: list[str] = ()) -> str:
+    """The release's README: how to open the notebooks (``notebooks``, and their Chinese twins ``chinese``, names in
+    ``notebooks/zh/``), in Colab from the release's repository ``repository`` and ``branch``, or on one's machine."""
+
+    def rows(folder: str, names: list[str], label: str) -> str:
+        colab = f"https://colab.research.google.com/github/{repository}/blob/{branch}/{folder}"
+        return "\n".join(f"| [{name[:2]}]({folder}/{name}) | [{label}]({colab}/{name}) |" for name in names)
+
+    twins = "\nEvery notebook has a Chinese twin in `notebooks/zh/` (中文版见下文)." if chinese else ""
+    zh = f"""
+## 中文版
+
+每个笔记本都有中文版，放在 `notebooks/zh/` 中：正文是中文，代码、练习和检查单元格与英文版一字不差，用哪种语言做练习，
+检查的都是同样的答案。在 Colab 中打开：
+
+| 笔记本 | Colab |
+|---|---|
+{rows("notebooks/zh", chinese, "在 Colab 中打开")}
+
+在自己的电脑上，按上文安装后运行 `.venv/bin/jupyter lab notebooks/zh/00_start_here.ipynb`，从 00 号笔记本开始。
+[术语表](docs/zh/glossary.md) 收录了笔记本用到的每个术语及其英文原词。
+"""
+    zh = re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef])\n(?=[\u3000-\u9fff\uff00-\uffef])", "", zh)  # one line a paragraph
     return f"""# Self-attention from the ground up: the student edition
 
 The course's notebooks with every exercise still to do. Each exercise is followed by a check cell: it fails until
-your answer is right, and says what differs. The solutions are not in this repository.
+your answer is right, and says what differs. The solutions are not in this repository.{twins}
 
 **In Google Colab** (nothing to install): open a notebook below; its first cell installs the course's library.
 
 | notebook | Colab |
 |---|---|
-{rows}
+{rows("notebooks", notebooks, "Open in Colab")}
 
 **On your own machine** (Python 3.10 or newer): clone this repository, then in it
 
@@ -105,7 +125,7 @@ python -m venv .venv
 (or `conda env create -f environment.yml`). Start with notebook 00: it shows how the exercises and their checks work.
 If your lecturer gives you a `VARIANT` value (your user name), write it in the notebook's `VARIANT` cell: the by-hand
 exercises then have numbers of your own. [The glossary](docs/glossary.md) defines every term the notebooks use.
-"""
+{zh if chinese else ""}"""
 
 
 def build(out: Path, *, repository: str = colab_cell.GITHUB_REPOSITORY, branch: str = "student", ref: str = "HEAD",
@@ -124,9 +144,11 @@ def build(out: Path, *, repository: str = colab_cell.GITHUB_REPOSITORY, branch: 
                 (out / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, out / name)
                 written.append(out / name)
-        notebooks = convert(full / NOTEBOOKS_DIR.relative_to(ROOT), out / "notebooks")
+        source = full / NOTEBOOKS_DIR.relative_to(ROOT)
+        notebooks = convert(source, out / "notebooks")
+        chinese = convert(source / "zh", out / "notebooks" / "zh") if (source / "zh").is_dir() else []
     setup = colab_cell.cell_source(repository, branch)
-    for path in notebooks:  # the Colab cell clones the release, not the full course
+    for path in [*notebooks, *chinese]:  # the Colab cell clones the release, not the full course
         nb = nbformat.read(path, as_version=4)
         cells = [c for c in nb.cells if c.get("id") == colab_cell.CELL_ID]
         for cell in cells:
@@ -138,8 +160,9 @@ def build(out: Path, *, repository: str = colab_cell.GITHUB_REPOSITORY, branch: 
     for path in written:
         if path.suffix == ".md":
             path.write_text(unlink_absent(path.read_text(encoding="utf-8"), path), encoding="utf-8")
-    (out / "README.md").write_text(readme(repository, branch, [p.name for p in notebooks]), encoding="utf-8")
-    return [*written, *notebooks, out / "README.md"]
+    names = [p.name for p in notebooks]
+    (out / "README.md").write_text(readme(repository, branch, names, [p.name for p in chinese]), encoding="utf-8")
+    return [*written, *notebooks, *chinese, out / "README.md"]
 
 
 def archive(tree: Path, zip_path: Path) -> Path:
