@@ -100,7 +100,8 @@ MEASURE = """([codePx, minColumnMm]) => {
 
 STYLE = """
 @page { size: A4; margin: 12mm 12mm 14mm; }
-html { font-family: "Noto Sans SC Course Subset", "DejaVu Sans", sans-serif; font-size: 8.5pt; color: #111; }
+html { font-family: "Noto Sans SC Course Subset", "DejaVu Sans", sans-serif; font-size: 8.5pt; color: #111;
+  font-variant-ligatures: none; }  /* "ff" as two letters in the PDF's text, not "ﬀ": a search for "different" works */
 body { margin: 0; }
 h1.deck { font-size: 13pt; margin: 0 0 3mm; }
 .measure, .page { position: absolute; visibility: hidden; width: 1px; }

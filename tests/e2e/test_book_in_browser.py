@@ -410,10 +410,13 @@ def check_handout(done: dict, pdf: Path, slides: int) -> None:
     # them: read back by pypdf (which reads some punctuation of DejaVu Sans, ' and ′, as nothing)
     from pypdf import PdfReader
 
-    def flat(text: str) -> str:  # ligatures (ﬁ) and math italics (𝑑) as letters; letters and digits only
+    def flat(text: str) -> str:  # math italics (𝑑) as letters; letters and digits only
         return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", text))
 
-    printed = flat("".join(page.extract_text() for page in PdfReader(pdf).pages))
+    pdf_text = "".join(page.extract_text() for page in PdfReader(pdf).pages)
+    ligatures = sorted(set(re.findall("[\ufb00-\ufb06]", pdf_text)))
+    assert not ligatures, f"ligatures in the PDF's text, {ligatures}: a search for 'different' misses 'diﬀerent'"
+    printed = flat(pdf_text)
     unfound = [text.split("\n")[0][:60] for text in done["texts"] if flat(text) not in printed]
     assert sum(map(bool, done["texts"])) >= done["slides"] // 2 and not unfound, f"slides not found as text: {unfound}"
 
