@@ -150,10 +150,65 @@ def test_the_student_release_handed_in_unchanged_is_not_flagged_as_computed_with
 
 
 def test_a_by_hand_answer_computed_with_the_library_is_flagged_not_zeroed(tmp_path):
-    nb = _by_hand_notebook("w = cl.attention_weights(s, m)")
+    nb = _by_hand_notebook("w = torch.tensor(s).masked_fill(~m, -1e9).softmax(0)")  # not the check's function
     nb.cells[3].metadata["nbgrader"] = {"grade_id": "e1", "grade": True}  # it passed: the numbers are right
     _hand_in_and_grade(tmp_path / "submitted" / "eve" / "a05", nb, "05.ipynb")
-    assert _flags(tmp_path, "a05", "eve") == [("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: cl.attention_weights")]
+    used = "torch.tensor(...).masked_fill(...).softmax, torch.tensor(...).masked_fill"
+    assert _flags(tmp_path, "a05", "eve") == [("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: {used}")]
+
+
+@pytest.mark.parametrize(
+    "answer, named",
+    [
+        ("w = cl.attention_weights(s, m)", ["cl.attention_weights"]),  # the tenth lecturer's cl.softmax_jacobian
+        ("from course_lib import attention_weights as aw\nw = aw(s, m).tolist()", ["cl.attention_weights"]),
+        ("f = cl.attention_weights\nw = [float(x) for x in f(s, m)]", ["cl.attention_weights"]),
+        ("w = torch.softmax(torch.tensor(s), 0)", []),  # the library, not the check's function: flagged only
+        ("w = np.exp(s) / np.exp(s).sum()", []),
+        ("w = [0.2447, 0.0, 0.0900, 0.6652]\ncl.check_answer('w', w, [0.24, 0.0, 0.09, 0.67])", []),  # a self-check
+    ],
+)
+def test_a_by_hand_answer_that_calls_its_checks_reference_is_named(answer, named):
+    from course_lib.classroom.calculator import reference_calls
+
+    assert reference_calls(_by_hand_notebook(answer)) == ([(2, 3, named)] if named else [])
+    assert reference_calls(_by_hand_notebook(answer, "### Exercise 2: write masked_softmax")) == [], "not by hand"
+
+
+def test_the_tenth_lecturers_jacobian_from_the_library_is_read_in_notebook_04():
+    """The trial's answer to 04's exercise 1 (by hand: a Jacobian) in the real notebook: its check cell's reference."""
+    from course_lib.classroom.calculator import reference_calls
+
+    nb = nbformat.read(NOTEBOOKS_DIR / "04_scaling_and_softmax_gradient.ipynb", as_version=4)
+    assert reference_calls(nb) == [], "the reference answers are written down"
+    at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "BEGIN SOLUTION" in c.source
+              and "J_ex1 =" in c.source)  # fmt: skip
+    nb.cells[at].source = "# BEGIN SOLUTION\nJ_ex1 = cl.softmax_jacobian(a_ex1).tolist()\n# END SOLUTION"
+    assert [(i, names) for i, _, names in reference_calls(nb)] == [(at, ["cl.softmax_jacobian"])]
+
+
+def test_a_by_hand_answer_that_calls_its_checks_reference_is_not_graded_and_flagged(tmp_path):
+    """Issue 44 (the tenth trial): ``J_ex1 = cl.softmax_jacobian(a_ex1).tolist()`` scored full marks, flagged only. The
+    guard makes that exercise's check raise first thing, with the reason; the report lists it as the check's
+    reference called. Another exercise's check is left alone."""
+    from course_lib.classroom.guard import GuardSubmission
+
+    nb = _by_hand_notebook("w = cl.attention_weights(s, m)")
+    nb.cells[3].metadata["nbgrader"] = {"grade_id": "e1", "grade": True, "locked": True}
+    nb.cells.append(nbformat.v4.new_code_cell("cl.check_answer('x', 1, 1)", metadata={"nbgrader": {
+        "grade_id": "e2", "grade": True, "locked": True}}))  # fmt: skip
+    guarded, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "eve"}})
+    first = guarded.cells[3].source.splitlines()[0]
+    assert first.startswith("raise AssertionError(") and "cl.attention_weights" in first, first
+    with pytest.raises(AssertionError, match="Not graded: code cell 2 computes its by-hand answer with cl.attention"):
+        exec(first, {})
+    assert not guarded.cells[4].source.startswith("raise"), "only the exercise whose check it is"
+    guarded.cells[3].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=first[22:-2])]
+    _hand_in_and_grade(tmp_path / "submitted" / "eve" / "a05", guarded, "05.ipynb")
+    assert _flags(tmp_path, "a05", "eve") == [
+        ("e1", "the check's own reference or helper was called"),
+        ("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: cl.attention_weights"),
+    ]
 
 
 def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_not(tmp_path):

@@ -150,6 +150,8 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
                 if "Not graded" in text and "must be a plain" in text:
                     found.append((grade_id, "not graded: an answer that compares in its own way"))
+                elif "Not graded" in text and "this exercise's check uses to decide" in text:  # classroom.guard
+                    found.append((grade_id, "the check's own reference or helper was called"))
                 elif "Not graded" in text and "hides the builtin" in text:
                     found.append((grade_id, "not graded: a builtin the checks use was hidden"))
                 elif "Not graded" in text:

@@ -6,8 +6,10 @@ down as a tensor (``torch.tensor([...])``, ``np.array([...])``). Its check grade
 an answer that calls the course's ``cl.attention_weights`` or ``torch.softmax`` on the exercise's inputs scores as
 one worked out by hand. :func:`library_calls` reads the answer cells of a notebook's by-hand exercises and names what
 they use of course_lib, torch, NumPy or another numerical library other than a tensor's constructor: the class report
-(:mod:`course_lib.classroom.autograde`) flags the submission, for a person to look at; nothing is zeroed (a
-calculator's arithmetic, or an answer that only checks itself with the library, is allowed).
+(:mod:`course_lib.classroom.autograde`) flags the submission, for a person to look at (a calculator's arithmetic, or
+an answer that only checks itself with the library, is allowed). An answer that names a function its check names too
+(``cl.softmax_jacobian``, the check's reference, however imported: :func:`reference_calls`) is not graded: the guard
+(:mod:`course_lib.classroom.guard`) fails that exercise's check cell, with the reason.
 
 What a reading sees: the names the notebook's imports bind (``import course_lib as cl``, ``from torch import
 softmax``, an import in the answer cell itself), used in the answer cell, and a method called on a tensor the cell
@@ -17,11 +19,12 @@ constructs (``torch.tensor(s).softmax(0)``). A method called on a tensor that an
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 
 from nbformat import NotebookNode
 
-__all__ = ["BY_HAND", "library_calls"]
+__all__ = ["BY_HAND", "library_calls", "reference_calls"]
 
 BY_HAND = re.compile(r"\bby hand\b|手算")  # in an exercise's heading
 LIBRARIES = frozenset({"course_lib", "torch", "numpy", "scipy", "sklearn", "jax", "pandas", "sympy"})
@@ -96,12 +99,10 @@ def _used(tree: ast.Module, bound: dict[str, str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def library_calls(nb: NotebookNode) -> list[tuple[int, list[str]]]:
-    """(cell index, what it uses) for each answer cell of a by-hand exercise that uses a numerical library other
-    than to write numbers down. An answer cell: an nbgrader solution cell, or a cell with a solution region; a
-    by-hand exercise's: under a heading that says so, and checked as numbers (the next code cell calls
-    ``check_answer``; "one-hot by hand", a function written without the library's, is checked as a function)."""
-    bound, by_hand, found = _bound(nb), False, []
+def _by_hand_answers(nb: NotebookNode):
+    """(answer cell, its check cell, the answer's syntax tree, the notebook's library names) for each answer cell of
+    a by-hand exercise checked as numbers (the next code cell that is not an answer calls ``check_answer``)."""
+    bound, by_hand = _bound(nb), False
     sources = ["".join(cell.source) if cell.cell_type == "code" else "" for cell in nb.cells]
     answers = [cell.get("metadata", {}).get("nbgrader", {}).get("solution") or "BEGIN SOLUTION" in source
                for cell, source in zip(nb.cells, sources, strict=True)]  # fmt: skip
@@ -112,8 +113,59 @@ def library_calls(nb: NotebookNode) -> list[tuple[int, list[str]]]:
             continue
         if not (answers[i] and by_hand and cell.cell_type == "code"):
             continue
-        check = next((s for s, a in zip(sources[i + 1 :], answers[i + 1 :], strict=True) if s.strip() and not a), "")
-        tree = _tree(sources[i]) if "check_answer(" in check else None
-        if tree and (used := _used(tree, bound)):
-            found.append((i, used))
+        j = next((j for j in range(i + 1, len(nb.cells)) if sources[j].strip() and not answers[j]), None)
+        tree = _tree(sources[i]) if j is not None and "check_answer(" in sources[j] else None
+        if tree:
+            yield i, j, tree, bound
+
+
+def library_calls(nb: NotebookNode) -> list[tuple[int, list[str]]]:
+    """(cell index, what it uses) for each answer cell of a by-hand exercise that uses a numerical library other
+    than to write numbers down. An answer cell: an nbgrader solution cell, or a cell with a solution region; a
+    by-hand exercise's: under a heading that says so, and checked as numbers (the next code cell calls
+    ``check_answer``; "one-hot by hand", a function written without the library's, is checked as a function)."""
+    return [(i, used) for i, _, tree, bound in _by_hand_answers(nb) if (used := _used(tree, bound))]
+
+
+def _origins(tree: ast.Module | None, bound: dict[str, str]) -> dict[str, str]:
+    """The library functions a cell names, each by where it is defined, with the name as written: both
+    ``cl.softmax_jacobian`` and a name imported by ``from course_lib import softmax_jacobian`` as
+    ``course_lib.attention.softmax_jacobian`` (not a bare module, not a method of what a call returns)."""
+    found = {}
+    for name in _used(tree, bound) if tree else ():
+        head, _, rest = name.partition(".")
+        origin = bound[head] + (f".{rest}" if rest else "") if "(" not in name else ""
+        if "." in origin:
+            found.setdefault(_canonical(origin), name)
+    return found
+
+
+def _canonical(origin: str) -> str:
+    """Where the object a dotted origin names is defined (``course_lib.attention.softmax_jacobian`` for
+    ``course_lib.softmax_jacobian``, which re-exports it), or the origin itself when it cannot be found."""
+    parts = origin.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except Exception:  # noqa: BLE001 - not a module (ImportError), or one that fails to import: read as written
+            continue
+        for part in parts[cut:]:
+            found = getattr(found, part, None)
+        module, name = getattr(found, "__module__", None), getattr(found, "__qualname__", None)
+        return f"{module}.{name}" if isinstance(module, str) and isinstance(name, str) else origin
+    return origin
+
+
+def reference_calls(nb: NotebookNode) -> list[tuple[int, int, list[str]]]:
+    """(answer cell, check cell, what both name) for each by-hand answer that names a library function its check
+    cell names too: the reference the check compares with (``cl.check_answer(J_ex1, cl.softmax_jacobian(a))``), or
+    another function the check decides with. Such an answer is the check's own computation, not the student's."""
+    found = []
+    for i, j, tree, bound in _by_hand_answers(nb):
+        mine = _origins(tree, bound)
+        check = _origins(_tree("".join(nb.cells[j].source)), bound) if mine else {}
+        shared = {check[name] for name in mine.keys() & check.keys()}  # as the check names them
+        shared = {name for name in shared if not name.endswith(".check_answer")}  # comparing: a self-check is allowed
+        if shared:
+            found.append((i, j, sorted(shared)))
     return found

@@ -16,6 +16,9 @@ runs can change what it sees.
   (:func:`course_lib.classroom.snapshot.snapshot`), and every graded test cell first verifies it: a module changed
   by a route no reading follows (handed on as an attribute chain, kept in a container, fetched by ``getattr``) fails
   the test cells from there on, with what changed. A student's cell that names the snapshot is tampering.
+- **The check's own reference.** A by-hand answer that names a function its check names too (``J_ex1 =
+  cl.softmax_jacobian(a_ex1)``: :func:`course_lib.classroom.calculator.reference_calls`) is the check's computation,
+  not the student's: that exercise's check cell raises first thing, "Not graded", with what the answer named.
 - **Identity.** The ``VARIANT`` cell is rewritten to hold the student's nbgrader id, so by-hand exercises are graded
   with the numbers of that student, whatever the submission typed there: answers copied from another student's
   numbers score 0.
@@ -30,6 +33,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
+from .calculator import reference_calls
 from .notebook import VARIANT_RE, without_hidden_tests
 from .syntax import _names_bound, bound_names, check_names, free_reads, import_keys, parse
 from .tampering import BUILTINS, tampering
@@ -143,6 +147,11 @@ class GuardSubmission(Preprocessor):
         self._verify_before_tests(nb)
         if found:
             self._fail_tests_after(nb, *found[0])
+        for answer, check, names in reference_calls(nb):
+            if nb.cells[check].metadata.get("nbgrader", {}).get("grade"):
+                what = f"Not graded: code cell {answer} computes its by-hand answer with {', '.join(names)}, "
+                what += "which this exercise's check uses to decide (work it out on paper)"
+                nb.cells[check].source = f"raise AssertionError({what!r})\n{nb.cells[check].source}"
         return nb, resources
 
     @staticmethod
