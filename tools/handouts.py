@@ -21,8 +21,10 @@ its image alone. A whole slide is then 105 mm tall, two to a page at most; but m
 (a code cell and its output, a few bullets), so the empty bands above and below the content are cut off (``PAD`` px
 kept): a short slide takes 25-60 mm. Slides are packed onto pages in order, at most ``PER_PAGE`` (3) a page, fewer
 when they are tall or their notes long; a slide is never split from its notes unless its notes alone are longer than
-a page. On the 16 decks (2026-12-04): 741 slides on 289 pages in English (2.56 a page, 2.35 to 2.89 a deck), 736 on
-281 in Chinese (2.62), so the rule of two or more on average holds without smaller code.
+a page. On the 16 decks (2026-12-04, after the decks gained their core results and the notes' output began to wrap):
+752 slides on 304 pages in English (2.47 a page, 1.85 to 2.85 a deck), 752 on 295 in Chinese (2.55, 2.07 to 2.85):
+two or more a page on average, but for English 00 (24 slides on 13 pages: three slides whose notes print the checks'
+long messages take a page each; packing in order cannot do better without splitting a slide's notes).
 
 Text. A slide is printed as its screenshot, so a PDF reader could not search it: its text (``TEXT``: its words, its
 code and each formula as the MathML text MathJax keeps for screen readers) is printed too, at 2 pt under the image,
