@@ -195,14 +195,20 @@ def test_a_by_hand_answer_that_calls_its_checks_reference_is_not_graded_and_flag
 
     nb = _by_hand_notebook("w = cl.attention_weights(s, m)")
     nb.cells[3].metadata["nbgrader"] = {"grade_id": "e1", "grade": True, "locked": True}
-    nb.cells.append(nbformat.v4.new_code_cell("cl.check_answer('x', 1, 1)", metadata={"nbgrader": {
-        "grade_id": "e2", "grade": True, "locked": True}}))  # fmt: skip
+    graded = {"grade": True, "locked": True}
+    nb.cells += [  # its hidden tests (the eleventh trial: they still gave half the points), then the next exercise
+        nbformat.v4.new_code_cell("cl.check_answer('w', w, cl.attention_weights(s2, m2))", metadata={"nbgrader": {
+            "grade_id": "e1-hidden", **graded}}),
+        nbformat.v4.new_markdown_cell("### Exercise 2: something else"),
+        nbformat.v4.new_code_cell("cl.check_answer('x', 1, 1)", metadata={"nbgrader": {"grade_id": "e2", **graded}}),
+    ]  # fmt: skip
     guarded, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "eve"}})
     first = guarded.cells[3].source.splitlines()[0]
     assert first.startswith("raise AssertionError(") and "cl.attention_weights" in first, first
+    assert guarded.cells[4].source.splitlines()[0] == first, "the exercise's hidden tests too"
     with pytest.raises(AssertionError, match="Not graded: code cell 2 computes its by-hand answer with cl.attention"):
         exec(first, {})
-    assert not guarded.cells[4].source.startswith("raise"), "only the exercise whose check it is"
+    assert not guarded.cells[6].source.startswith("raise"), "only the exercise whose check it is"
     guarded.cells[3].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=first[22:-2])]
     _hand_in_and_grade(tmp_path / "submitted" / "eve" / "a05", guarded, "05.ipynb")
     assert _flags(tmp_path, "a05", "eve") == [

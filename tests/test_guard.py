@@ -173,6 +173,21 @@ def test_a_flagged_cell_fails_every_test_after_it_and_says_why():
         assert first.startswith("raise AssertionError('Not graded: code cell 4 line 1: changes cl.check_answer")
 
 
+def test_a_cell_with_a_bad_indentation_costs_its_exercise_not_the_submission():
+    """The eleventh trial: an IndentationError in one answer cell made IPython's tokenizer raise inside the guard, and
+    nbgrader graded none of the notebook. The guard reads such a cell as nothing; the other checks are graded."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _graded_cell(LOCKED, locked=True),
+        _graded_cell("def f(a):\n        x = 1\n    return a", solution=True),  # unindent matches no outer level
+        _graded_cell("cl.check_answer(f(1), 1)", grade=True, locked=True),
+        _graded_cell("b = 2", solution=True),
+        _graded_cell("cl.check_answer(b, 2)", grade=True, locked=True),
+    ]
+    nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "alice"}})
+    assert findings(nb) == [] and nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], [])\ncl.check_answer(b, 2)"
+
+
 def test_a_name_a_check_shares_with_a_locked_cell_may_be_used_and_one_of_its_own_may_not():
     nb = nbformat.v4.new_notebook()
     nb.cells = [

@@ -148,11 +148,24 @@ class GuardSubmission(Preprocessor):
         if found:
             self._fail_tests_after(nb, *found[0])
         for answer, check, names in reference_calls(nb):
-            if nb.cells[check].metadata.get("nbgrader", {}).get("grade"):
-                what = f"Not graded: code cell {answer} computes its by-hand answer with {', '.join(names)}, "
-                what += "which this exercise's check uses to decide (work it out on paper)"
-                nb.cells[check].source = f"raise AssertionError({what!r})\n{nb.cells[check].source}"
+            what = f"Not graded: code cell {answer} computes its by-hand answer with {', '.join(names)}, "
+            what += "which this exercise's check uses to decide (work it out on paper)"
+            for cell in self._exercise_tests(nb, check):
+                cell.source = f"raise AssertionError({what!r})\n{cell.source}"
         return nb, resources
+
+    @staticmethod
+    def _exercise_tests(nb: NotebookNode, start: int) -> list[NotebookNode]:
+        """The graded test cells from ``start`` to the exercise's end (the next answer cell or heading): its visible
+        check and its hidden tests, each worth its own points."""
+        tests = []
+        for cell in nb.cells[start:]:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("solution") or (cell.cell_type == "markdown" and cell.source.lstrip().startswith("#")):
+                break
+            if cell.cell_type == "code" and meta.get("grade"):
+                tests.append(cell)
+        return tests
 
     @staticmethod
     def _verify_before_tests(nb: NotebookNode) -> None:

@@ -23,13 +23,16 @@ _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
 
 def parse(source: str) -> ast.Module | None:
-    """The syntax tree of a cell, IPython's magics turned into Python first; None if it does not parse."""
+    """The syntax tree of a cell, IPython's magics turned into Python first; None if it does not parse (its cell
+    raises when it runs, as any cell that does not parse: that exercise scores nothing, the others are graded)."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
 
         source = TransformerManager().transform_cell(source)
     except ImportError:  # without IPython a cell with magics does not parse, and is read as nothing
         pass
+    except SyntaxError:  # IPython's tokenizer raises for a bad indentation (an IndentationError) before ast would
+        return None
     try:
         return ast.parse(source)
     except SyntaxError:
