@@ -9,6 +9,7 @@ import course_lib as cl
 import course_lib.classroom.autograde as autograde
 from course_lib.classroom.autograde import (
     BY_HAND_WITH_LIBRARY,
+    NOT_AUTOGRADED,
     NOT_THE_ASSIGNMENT,
     USED_NUMPY,
     ExerciseSummary,
@@ -215,6 +216,17 @@ def test_a_by_hand_answer_that_calls_its_checks_reference_is_not_graded_and_flag
         ("e1", "the check's own reference or helper was called"),
         ("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: cl.attention_weights"),
     ]
+
+
+def test_a_notebook_nbgrader_failed_on_is_flagged_not_left_silent(tmp_path):
+    """The eleventh trial: nbgrader failed on two submissions (the guard raised on a bad indentation); the marks
+    sheet showed them with zeros and the report neither named them nor flagged them. A submitted notebook with no
+    autograded notebook is flagged; one that was graded is not."""
+    nb = _by_hand_notebook("w = [0.2447, 0.0, 0.0900, 0.6652]")
+    _hand_in_and_grade(tmp_path / "submitted" / "amy" / "a05", nb, "05.ipynb")
+    (tmp_path / "submitted" / "ali" / "a05").mkdir(parents=True)
+    nbformat.write(nb, tmp_path / "submitted" / "ali" / "a05" / "05.ipynb")  # handed in; nbgrader wrote nothing
+    assert _flags(tmp_path, "a05", "ali") == [("05", NOT_AUTOGRADED)] and _flags(tmp_path, "a05", "amy") == []
 
 
 def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_not(tmp_path):

@@ -51,6 +51,7 @@ BUSY_TIMEOUT_S = 120
 # The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
 USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
 _NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
+NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
 BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
 NOT_THE_ASSIGNMENT = (
     "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
@@ -137,6 +138,9 @@ def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
     from .guard import findings
 
     found, unmarked = [], _unmarked(root, assignment, student)
+    for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):  # the eleventh trial: silent
+        if path.stem not in unmarked and not (root / "autograded" / student / assignment / path.name).is_file():
+            found.append((path.stem, NOT_AUTOGRADED))
     for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
         if path.stem in unmarked:  # every cell of it would read as the student's: flagged once, below
             continue
@@ -217,8 +221,8 @@ def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummar
                         summary = summaries.setdefault(grade.name, ExerciseSummary(grade.name, grade.max_score))
                         # nbgrader's score is 0.0 for a written answer nobody has marked yet: None says so
                         summary.scores[submission.student_id] = None if grade.needs_manual_grade else grade.score
-    students = sorted({s for summary in summaries.values() for s in summary.scores})
-    flags = {s: f for s in students if (f := _flags(root, assignment, s))}
+    students = sorted({s for summary in summaries.values() for s in summary.scores} | set(_students(root, assignment)))
+    flags = {s: f for s in students if (f := _flags(root, assignment, s))}  # a failed one may have no grades at all
     return sorted(summaries.values(), key=lambda s: s.grade_id), flags
 
 
