@@ -99,7 +99,17 @@ def readme(repository: str, branch: str, notebooks: list[str], chinese: list[str
 |---|---|
 {rows("notebooks/zh", chinese, "在 Colab 中打开")}
 
-在自己的电脑上，按上文安装后运行 `.venv/bin/jupyter lab notebooks/zh/00_start_here.ipynb`，从 00 号笔记本开始。
+在自己的电脑上（Python 3.10 或更新版本）：克隆本仓库，在仓库目录中运行
+
+```
+python -m venv .venv
+.venv/bin/python -m pip install -e .
+.venv/bin/jupyter lab notebooks/zh/00_start_here.ipynb
+```
+
+（也可以用 `conda env create -f environment.yml`）。从 00 号笔记本开始：它演示练习和检查是怎样工作的。
+如果老师给了你一个 `VARIANT` 值（你的用户名），把它写进笔记本的 `VARIANT` 单元格，手算练习就会用你自己的一组数字。
+
 [术语表](docs/zh/glossary.md) 收录了笔记本用到的每个术语及其英文原词。
 """
     zh = re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef])\n(?=[\u3000-\u9fff\uff00-\uffef])", "", zh)  # one line a paragraph
