@@ -51,6 +51,7 @@ BUSY_TIMEOUT_S = 120
 # The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
 USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
 _NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
+SOURCE_READABLE = "\n**source/ is in the course folder**: the submissions could read its solutions (see the guide)\n"
 NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
 BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
 NOT_THE_ASSIGNMENT = (
@@ -256,7 +257,7 @@ def write_report(root: str | Path, assignment: str) -> str:
     """Write ``reports/ASSIGNMENT.md`` and ``.csv`` (student x exercise scores) under ``root``; return the Markdown."""
     root = Path(root)
     summaries, flags = class_report(root, assignment)
-    text = format_report(assignment, summaries, flags)
+    text = format_report(assignment, summaries, flags) + (SOURCE_READABLE if (root / "source").is_dir() else "")
     (root / "reports").mkdir(exist_ok=True)
     (root / "reports" / f"{assignment}.md").write_text(text, encoding="utf-8")
     students = sorted({s for summary in summaries for s in summary.scores})
