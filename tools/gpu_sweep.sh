@@ -2,6 +2,7 @@
 # The course's GPU checks, for a machine with a CUDA GPU, run from the repository root:
 #
 #   tools/gpu_sweep.sh tests       the unit tests with COURSE_DEVICE=cuda (the Triton kernel's tests included)
+#                                  (-v: each outcome as it happens, so a run stopped by PART_TIMEOUT still names its failures)
 #   tools/gpu_sweep.sh notebooks   every notebook under nbval's lax mode on CUDA (their asserts, not their digits)
 #   tools/gpu_sweep.sh bench       python -m course_lib.kernels.bench (the Triton kernel against SDPA, bf16, D = 64
 #                                  and D = 128, N = 1k ... 16k, causal and not, each SDPA backend timed too) and
@@ -84,7 +85,7 @@ fi
 versions
 status=0
 case $part in tests | all)
-    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -q -p no:cacheprovider -rs "${xdist[@]}" || status=1
+    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -v -p no:cacheprovider -rfEs "${xdist[@]}" || status=1
 esac
 case $part in notebooks | all)
     if jupyter_packages; then
