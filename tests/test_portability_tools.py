@@ -122,6 +122,14 @@ def test_a_failing_cells_diff_is_shown_and_threads_never_outnumber_cores(tmp_pat
     shown = portability.failure_excerpts(log, ["02_limits_of_rnns.ipynb::Cell 16"], lines=3)
     assert [line.strip("| ") for line in shown][1:] == ["Cell 16: Cell outputs differ", "- 3"]
     assert portability.failure_excerpts(tmp_path / "missing.log", ["x::Cell 1"]) == []
+    log.write_text(  # a kernel that did not start: the reason is the report's last error line, past the first lines
+        "_____ ERROR at setup of notebooks/08_efficient_attention.ipynb::Cell 0 _____\n"
+        + "".join(f"traceback line {i}\n" for i in range(60))
+        + "E   RuntimeError: a kernel did not start in 2 tries: ...\n"
+        + "_____ ERROR at setup of notebooks/08_efficient_attention.ipynb::Cell 1 _____\nE   another\n"
+    )
+    shown = portability.failure_excerpts(log, ["08_efficient_attention.ipynb::Cell 0"], lines=5)
+    assert len(shown) == 6 and shown[-1].endswith("E   RuntimeError: a kernel did not start in 2 tries: ...")
 
     by_name = {p.name: p for p in portability.PROFILES}
     monkeypatch.setattr(portability.os, "cpu_count", lambda: 2)

@@ -169,6 +169,45 @@ def test_nbval_formats_a_kernel_message_only_for_a_debug_log(caplog, monkeypatch
     assert nbval_kernel.pformat is warm_kernel._Formatted
 
 
+def test_a_kernel_that_does_not_start_is_tried_again_and_its_stderr_is_said(capsys):
+    """steady_start: nbval's start, given a longer wait; a failed start prints its reason with the kernel's stderr and
+    is tried once more; two failures raise with both reasons; nbval's own /dev/null for stderr is replaced."""
+    import types
+
+    calls = []
+
+    def fake_start(startup_timeout=60, kernel_name="python", **kwargs):
+        calls.append((startup_timeout, kwargs["stderr"]))
+        kwargs["stderr"].write(f"zmq.error.ZMQError: Address already in use (try {len(calls)})\n")
+        kwargs["stderr"].flush()
+        if len(calls) < failures:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return "km", "kc"
+
+    for failures, tries in ((2, 2), (3, 2)):
+        calls.clear()
+        nbval_kernel = types.SimpleNamespace(start_new_kernel=fake_start)
+        warm_kernel.steady_start(nbval_kernel)
+        start = nbval_kernel.start_new_kernel
+        warm_kernel.steady_start(nbval_kernel)  # once only
+        assert nbval_kernel.start_new_kernel is start
+        args = {"startup_timeout": 60, "kernel_name": ":nbval-parent-env", "stderr": open(os.devnull, "w")}
+        if failures <= tries:
+            assert start(**args) == ("km", "kc")
+        else:
+            try:
+                start(**args)
+            except RuntimeError as error:
+                assert "try 1: Kernel died" in str(error) and "try 2: Kernel died" in str(error)
+                assert "Address already in use (try 2)" in str(error)
+            else:
+                raise AssertionError("two failed starts must raise")
+        assert len(calls) == min(failures, tries)
+        assert all(timeout == warm_kernel.STARTUP_TIMEOUT and stderr.name != os.devnull for timeout, stderr in calls)
+        printed = capsys.readouterr().err
+        assert "a kernel did not start (try 1: Kernel died" in printed and "Address already in use (try 1)" in printed
+
+
 def test_the_command_line_says_how_to_use_it():
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "warm_kernel.py")], capture_output=True, text=True)
     assert result.returncode != 0 and "usage:" in result.stderr

@@ -184,7 +184,8 @@ def workers_for(profile: Profile, workers: int) -> int:
 
 
 def failure_excerpts(log: Path, cells: list[str], lines: int = 40) -> list[str]:
-    """The first `lines` lines of pytest's report for each failing cell (its diff), for a log that CI shows."""
+    """The first `lines` lines of pytest's report for each failing cell (its diff), for a log that CI shows, and the
+    error lines ("E   ...") of the report further down (a kernel that did not start: the reason comes last)."""
     if not log.is_file():
         return []
     text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace")).splitlines()  # without colour codes
@@ -192,7 +193,10 @@ def failure_excerpts(log: Path, cells: list[str], lines: int = 40) -> list[str]:
     for cell in cells:  # pytest heads each failure "____ notebooks/02_limits_of_rnns.ipynb::Cell 16 ____"
         starts = [i for i, line in enumerate(text) if line.startswith("_") and f"{cell} _" in line]
         if starts:
-            excerpts += [f"      | {line}" for line in text[starts[0] : starts[0] + lines]]
+            start = starts[0]
+            end = next((i for i in range(start + 1, len(text)) if text[i].startswith(("___", "==="))), len(text))
+            errors = [line for line in text[start + lines : end] if line.startswith("E ")][-10:]
+            excerpts += [f"      | {line}" for line in text[start : min(end, start + lines)] + errors]
     return excerpts
 
 

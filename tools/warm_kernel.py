@@ -409,6 +409,7 @@ def pytest_configure(config) -> None:
     except ImportError:
         return
     defer_formatting(nbval_kernel)
+    steady_start(nbval_kernel)
     if getattr(config.option, "numprocesses", None) and os.environ.get(SWITCH_ENV) != "0":
         # pytest-xdist's controller, before it starts its workers: one server for all of them (each worker's kernels
         # are forked from it: its imports are paid once per run, not once per worker); the workers inherit its socket
@@ -431,6 +432,42 @@ def pytest_configure(config) -> None:
 
     NbvalKernelspecManager.get_kernel_spec = get_kernel_spec
     IPyNbFile.setup = setup_notebook
+
+
+# A kernel's start: the seconds nbval waits for it (its default, 60, is what a loaded machine can take: CI's busy
+# profile once failed there, issue 44) and the tries before a notebook's cells are all reported as errors.
+STARTUP_TIMEOUT = 300
+START_TRIES = 2
+
+
+def steady_start(module) -> None:
+    """nbval's kernel start (``module`` is nbval.kernel), made to say why it failed and to try again: a kernel's TCP
+    ports are chosen by the pytest process, closed, then bound by the kernel, and another process may take one in
+    between (the likelier the busier the machine); a loaded machine may also take long. A start that fails is said,
+    with what the kernel wrote to stderr (nbval sends it to /dev/null), and tried once more with new ports; a second
+    failure raises with both reasons. (IPC sockets would avoid the ports, but jupyter_client names them relative to
+    the working directory, which differs between the kernel and pytest.)"""
+    start_new_kernel = module.start_new_kernel
+    if getattr(start_new_kernel, "steady", False):
+        return
+    import tempfile
+
+    def start(startup_timeout=60, kernel_name="python", **kwargs):
+        reasons = []
+        for attempt in range(1, START_TRIES + 1):
+            with tempfile.TemporaryFile("w+") as stderr:
+                try:
+                    wait = max(startup_timeout, STARTUP_TIMEOUT)
+                    return start_new_kernel(wait, kernel_name, **{**kwargs, "stderr": stderr})
+                except RuntimeError as error:
+                    stderr.seek(0)
+                    said = " | ".join(stderr.read().strip().splitlines()[-8:]) or "nothing"
+                    reasons.append(f"try {attempt}: {error}; the kernel's stderr: {said}")
+                    print(f"warm_kernel: a kernel did not start ({reasons[-1]})", file=sys.stderr, flush=True)
+        raise RuntimeError("a kernel did not start in " + str(START_TRIES) + " tries: " + "; ".join(reasons))
+
+    start.steady = True
+    module.start_new_kernel = start
 
 
 class _Formatted:
