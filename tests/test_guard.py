@@ -4,7 +4,15 @@ student's own numbers written as VARIANT."""
 import nbformat
 import pytest
 
-from course_lib.classroom.guard import SNAPSHOT, GuardSubmission, RestoreHiddenTests, bound_names, findings, tampering
+from course_lib.classroom.guard import (
+    SNAPSHOT,
+    VERIFIED,
+    GuardSubmission,
+    RestoreHiddenTests,
+    bound_names,
+    findings,
+    tampering,
+)
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
@@ -167,7 +175,7 @@ def test_a_flagged_cell_fails_every_test_after_it_and_says_why():
     ]
     nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "s1234567"}})  # as nbconvert calls it: enabled
     assert nb.cells[1].source.startswith("VARIANT = 's1234567'")  # the grader's id, not what was typed
-    assert nb.cells[3].source == f"{SNAPSHOT}(globals(), ['a'], [])\ncl.check_answer(a, 1)"  # graded as usual
+    assert nb.cells[3].source == f"{SNAPSHOT}(globals(), ['a'], []){VERIFIED}\ncl.check_answer(a, 1)"  # graded as usual
     for cell in nb.cells[5:]:
         first = cell.source.splitlines()[0]
         assert first.startswith("raise AssertionError('Not graded: code cell 4 line 1: changes cl.check_answer")
@@ -185,7 +193,8 @@ def test_a_cell_with_a_bad_indentation_costs_its_exercise_not_the_submission():
         _graded_cell("cl.check_answer(b, 2)", grade=True, locked=True),
     ]
     nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "alice"}})
-    assert findings(nb) == [] and nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], [])\ncl.check_answer(b, 2)"
+    assert findings(nb) == []
+    assert nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], []){VERIFIED}\ncl.check_answer(b, 2)"
 
 
 def test_a_name_a_check_shares_with_a_locked_cell_may_be_used_and_one_of_its_own_may_not():
@@ -201,7 +210,7 @@ def test_a_name_a_check_shares_with_a_locked_cell_may_be_used_and_one_of_its_own
     ]
     assert [(i, p[0].split(",")[0]) for i, p in findings(nb)] == [(3, "line 2: uses reference")]
     nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
-    assert nb.cells[2].source.startswith(f"{SNAPSHOT}(globals(), ['f'], ['int'])\ndef shared")
+    assert nb.cells[2].source.startswith(f"{SNAPSHOT}(globals(), ['f'], ['int']){VERIFIED}\ndef shared")
     assert nb.cells[4].source.startswith("raise AssertionError(")
 
 

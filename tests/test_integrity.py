@@ -4,7 +4,7 @@ depth behind the reading of the cells in course_lib.classroom.guard)."""
 import nbformat
 import pytest
 
-from course_lib.classroom.guard import SNAPSHOT, GuardSubmission, findings
+from course_lib.classroom.guard import SNAPSHOT, VERIFIED, GuardSubmission, findings
 from course_lib.classroom.snapshot import snapshot
 
 LOCKED = "import torch\nimport course_lib as cl\nimport torch.nn.functional as F\n"
@@ -94,8 +94,8 @@ def test_the_guard_snapshots_in_the_first_locked_cell_and_verifies_in_every_test
     nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
     imports = {"torch": "torch", "cl": "course_lib", "F": "torch.nn.functional"}  # what the verification holds to
     assert nb.cells[0].source.startswith(LOCKED) and nb.cells[0].source.endswith(f".snapshot({imports!r})")
-    assert nb.cells[2].source == f"{SNAPSHOT}(globals(), ['a'], [])\ncl.check_answer(a, 1)"
-    assert nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], [])\ncl.check_answer(b, 2)"
+    assert nb.cells[2].source == f"{SNAPSHOT}(globals(), ['a'], []){VERIFIED}\ncl.check_answer(a, 1)"
+    assert nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], []){VERIFIED}\ncl.check_answer(b, 2)"
     assert nb.cells[1].source == "a = 1"
 
 

@@ -39,6 +39,8 @@ from .syntax import _names_bound, bound_names, check_names, free_reads, import_k
 from .tampering import BUILTINS, tampering
 
 SNAPSHOT = "_course_integrity"  # the name the guard binds the snapshot's check to, in the first locked cell
+# What a student reads beside that check in the feedback on each graded test cell
+VERIFIED = "  # the grader's own line: the course's functions and your answers were not replaced"
 
 __all__ = ["GuardSubmission", "RestoreHiddenTests", "bound_names", "findings", "sanitize_preprocessors", "tampering"]
 
@@ -186,7 +188,8 @@ class GuardSubmission(Preprocessor):
             elif i != min(locked) and cell.metadata.get("nbgrader", {}).get("grade"):
                 reads = _reached(locked[i].free, locked, functions)
                 hidden = (reads & BUILTINS) - made
-                cell.source = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r})\n{cell.source}"
+                check = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r}){VERIFIED}"
+                cell.source = f"{check}\n{cell.source}"
         imports = {n: path for n, path in _same_imports(nb).items() if path.split(".")[0] in ("torch", "course_lib")}
         take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({imports!r})"
         nb.cells[min(locked)].source += f"\n{take}"
