@@ -2,7 +2,8 @@
 # The course's GPU checks, for a machine with a CUDA GPU, run from the repository root:
 #
 #   tools/gpu_sweep.sh tests       the unit tests with COURSE_DEVICE=cuda (the Triton kernel's tests included)
-#                                  (-v: each outcome as it happens, so a run stopped by PART_TIMEOUT still names its failures)
+#                                  (-v: each outcome as it happens, so a run stopped by PART_TIMEOUT still names its
+#                                  failures; on an H200 with 12 workers they took over 290 s: give them 400 or more)
 #   tools/gpu_sweep.sh notebooks   every notebook under nbval's lax mode on CUDA (their asserts, not their digits)
 #   tools/gpu_sweep.sh bench       python -m course_lib.kernels.bench (the Triton kernel against SDPA, bf16, D = 64
 #                                  and D = 128, N = 1k ... 16k, causal and not, each SDPA backend timed too) and
@@ -85,7 +86,7 @@ fi
 versions
 status=0
 case $part in tests | all)
-    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -v -p no:cacheprovider -rfEs "${xdist[@]}" || status=1
+    run_part tests env COURSE_DEVICE="$device" "$python" -m pytest tests -v -p no:cacheprovider -rfEs --durations=30 "${xdist[@]}" || status=1
 esac
 case $part in notebooks | all)
     if jupyter_packages; then
