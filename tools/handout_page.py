@@ -13,18 +13,28 @@ LABELS = {
     "zh": {"slide": "第 {n} 张，共 {of} 张", "page": "（本书的页面 {page}）"},
 }
 
-# Pack the slides onto sheets of one A4 page: in order, at most PER_PAGE a sheet, while they fit its height.
+# Pack the slides onto sheets of one A4 page: in order, at most PER_PAGE a sheet, while they fit its height. A slide
+# whose notes are longer than a page runs onto the next page wherever it starts: it may start below other slides when
+# its image and the first lines of its notes (HEAD_MM) fit there, and only then is its block allowed to break (English
+# 00: its exercise slide's notes print the checks' long messages; it took a page and a line of its own, after a page
+# with one short slide).
+HEAD_MM = 15
 PACK = """perPage => {
   const room = document.querySelector('.measure').getBoundingClientRect().height;
   const page = document.querySelector('.page').getBoundingClientRect().height;
   const blocks = [...document.querySelectorAll('.slide-block')];
   const book = document.querySelector('.book');
   const title = book.querySelector('h1').getBoundingClientRect().height;
+  const head = HEAD_MM * 96 / 25.4;
   const sheets = [];
   let sheet = null, used = title, count = 0;
   for (const block of blocks) {
     const height = block.getBoundingClientRect().height;
-    if (!sheet || count >= perPage || used + height > room) {
+    const top = block.getBoundingClientRect().top;
+    const long = height > room;  // its notes run onto another page wherever it starts
+    const needed = long ? block.querySelector('.slide-image').getBoundingClientRect().bottom - top + head : height;
+    if (long) block.classList.add('long');
+    if (!sheet || count >= perPage || used + needed > room) {
       if (sheet) used = 0;
       sheet = document.createElement('div');
       sheet.className = 'sheet';
@@ -39,10 +49,11 @@ PACK = """perPage => {
   const glossary = document.querySelector('.glossary');  // the appendix, on pages of its own
   if (glossary) book.appendChild(glossary);
   document.querySelector('.staging').remove();
-  // A sheet holds one page, or more when the notes of its one slide are longer than a page.
+  // A sheet holds one page, or more when the notes of its last slide are longer than what is left of the page.
   return [sheets.map(s => ({slides: s.slides, pages: Math.max(1, Math.ceil((s.height - 1) / page))})),
           glossary ? Math.ceil((glossary.getBoundingClientRect().height - 1) / page) : 0];
 }"""
+PACK = PACK.replace("HEAD_MM", str(HEAD_MM))
 
 # What is still wider than the page's column (a long formula, a wide table, a line of code longer than 109 columns) is
 # zoomed to fit it: wider content would make Chromium shrink every page of the PDF. Printed output (an error message
@@ -110,6 +121,8 @@ h1.deck { font-size: 13pt; margin: 0 0 3mm; }
 .sheet { break-after: page; }
 .sheet:last-child { break-after: auto; }
 .slide-block { display: flow-root; padding: 2mm 0; border-top: 0.3mm solid #bbb; break-inside: avoid; }
+.slide-block.long { break-inside: auto; }  /* its notes, longer than a page, continue on the next */
+.slide-image { break-inside: avoid; break-after: avoid; }
 .slide-image { position: relative; margin: 0 0 1.5mm; }
 /* the slide's text under its image (the image is drawn after it, over it): a PDF reader's search finds it, no one
    sees it */

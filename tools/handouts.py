@@ -21,10 +21,11 @@ its image alone. A whole slide is then 105 mm tall, two to a page at most; but m
 (a code cell and its output, a few bullets), so the empty bands above and below the content are cut off (``PAD`` px
 kept): a short slide takes 25-60 mm. Slides are packed onto pages in order, at most ``PER_PAGE`` (3) a page, fewer
 when they are tall or their notes long; a slide is never split from its notes unless its notes alone are longer than
-a page. On the 16 decks (2026-12-04, after the decks gained their core results and the notes' output began to wrap):
-752 slides on 304 pages in English (2.47 a page, 1.85 to 2.85 a deck), 752 on 295 in Chinese (2.55, 2.07 to 2.85):
-two or more a page on average, but for English 00 (24 slides on 13 pages: three slides whose notes print the checks'
-long messages take a page each; packing in order cannot do better without splitting a slide's notes).
+a page, and such a slide may start below others where its image and its notes' first lines fit (``HEAD_MM``,
+tools/handout_page.py). On the 16 decks (2026-12-04, sixteenth session): 752 slides on 302 pages in English (2.49 a
+page, 2.0 to 2.85 a deck), 752 on 293 in Chinese (2.57, 2.21 to 2.85): two or more a page in every deck (English 00
+had 1.85: its exercise slide, whose notes print the checks' long messages, took a page and a line of its own, after a
+page with one short slide; the browser test now prints 00 as well as 04).
 
 Text. A slide is printed as its screenshot, so a PDF reader could not search it: its text (``TEXT``: its words, its
 code and each formula as the MathML text MathJax keeps for screen readers) is printed too, at 2 pt under the image,
