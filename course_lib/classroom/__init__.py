@@ -10,7 +10,8 @@ Read in this order:
   the first difference from the reference (notebooks reach them as ``cl.check_answer`` ...), after
   :mod:`~course_lib.classroom.integrity` has made sure that nothing left on by a cell could answer for them
   (:mod:`~course_lib.classroom.hints` guesses a cause; :mod:`~course_lib.classroom.own` keeps the check's own
-  reference and helpers out of the answer's reach).
+  reference and helpers out of the answer's reach; :mod:`~course_lib.classroom.messages` says it in Chinese for the
+  Chinese edition).
 - :mod:`~course_lib.classroom.guard` — nbgrader's autograde step that reads a submission for tampering
   (:mod:`~course_lib.classroom.tampering`, on :mod:`~course_lib.classroom.syntax`'s reading of a cell) before it runs.
 - :mod:`~course_lib.classroom.stubs` — how a solution region becomes a stub;

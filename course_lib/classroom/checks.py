@@ -25,6 +25,7 @@ from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
 from .integrity import NOT_GRADED, untrusted
+from .messages import say
 from .noted import noted
 from .own import own_functions
 from .sealed import fingerprint
@@ -158,8 +159,8 @@ def check_close(
     options = dict(atol=atol, rtol=rtol, hints=hints, reveal=reveal)
     problem = untrusted(actual) or explain_difference(actual, expected, **options)
     if problem is not None:
-        raise AssertionError(f"{name}: {problem}")
-    print(f"✓ {name} is correct")
+        raise AssertionError(say(f"{name}: {problem}"))
+    print(say(f"✓ {name} is correct"))
 
 
 def check_answer(actual: object, expected: Tensor, name: str = "your answer", *, atol: float = 1e-5,
@@ -177,7 +178,7 @@ def check_answer(actual: object, expected: Tensor, name: str = "your answer", *,
     except AssertionError as err:  # an object of a class of the notebook's own: "Not graded" (classroom.byhand)
         raise AssertionError(f"{NOT_GRADED}: {name}: {str(err).removeprefix(NOT_GRADED + ': ')}") from None
     except (TypeError, ValueError, RuntimeError) as err:
-        raise AssertionError(f"{name}: cannot be read as numbers ({type(err).__name__}: {err})") from err
+        raise AssertionError(say(f"{name}: cannot be read as numbers ({type(err).__name__}: {err})")) from err
     check_close(actual, expected, name, atol=atol, rtol=rtol, hints=False, reveal=False)
 
 
@@ -230,14 +231,14 @@ def check_function(
         if problem is not None and problem.startswith(NOT_GRADED):  # a mode left on: the words the report flags first
             raise AssertionError(f"{NOT_GRADED}: {name} on trial {trial + 1}: {problem.removeprefix(NOT_GRADED)[2:]}")
         if problem is not None:
-            raise AssertionError(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}")
+            raise AssertionError(say(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}"))
     verify_watched()  # nothing the answer's calls changed
     if trials > 1 and not any(sizes):  # nothing compared: the inputs came out empty (a builtin they use hidden?)
         raise AssertionError(f"{NOT_GRADED}: {name}: every expected result of the {trials} trials was empty")
     without = tuple(dict.fromkeys(without))
     shown = ", ".join(without[:3]) + (f" and {len(without) - 3} more" if len(without) > 3 else "")
     blocked_names = f", without calling {shown}" if without else ""
-    print(success_line(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}"))
+    print(success_line(say(f"✓ {name} agrees with the reference on {trials} random inputs{blocked_names}")))
 
 
 def success_line(text: str) -> str:
@@ -262,7 +263,7 @@ def _answer(fn: Callable, args: Sequence[object], name: str, shapes: list, their
     except Refused as err:
         raise AssertionError(f"{NOT_GRADED}: {name} {err}") from None
     except Exception as err:  # report the student's error together with the inputs' shapes
-        raise AssertionError(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})") from err
+        raise AssertionError(say(f"{name} raised {type(err).__name__}: {err} (inputs: {shapes})")) from err
     if fingerprint(*theirs, handed=handed) != seal:
         raise AssertionError(
             f"{NOT_GRADED}: {name} changed the check's own copy of the inputs (or its random state or reference), "
