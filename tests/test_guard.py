@@ -91,6 +91,14 @@ TAMPERING = {
     ),
     "typing.get_type_hints": "import typing\nhints = typing.get_type_hints(answer)",
     "a function's __annotations__ rewritten": "def f(x):\n    return x\nf.__annotations__['x'] = 'int'",
+    # a twelfth lecturer's trial: IPython's shell, reached through exit or quit, empties every later graded cell
+    "exit._ip's input transformers": "exit._ip.input_transformers_post.append(lambda lines: ['pass\\n'])",
+    "quit, found by hasattr, then its shell's cleanup transforms": (
+        "sh = [v for v in (exit, quit) if hasattr(v, '_ip')][0]._ip\n"
+        "sh.input_transformer_manager.cleanup_transforms.append(lambda lines: lines)"
+    ),
+    "the shell's exception handler": "exit._ip.set_custom_exc((AssertionError,), lambda *a: None)",
+    "the shell's showtraceback": "e = exit\ne._ip.showtraceback = lambda *a, **k: None",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",

@@ -10,7 +10,8 @@ finding, each of these:
   expression that is not a plain name (``[cl][0].check_answer = ...``), or of a value a locked cell made
   (``weights[0] = ...``, ``weights.reverse()``, ``x.add_(1)``), at the top level or inside a function that has no
   value of that name of its own (:mod:`course_lib.classroom.scopes`);
-- **the tools of indirection**: ``setattr``, ``globals()``, ``exec``, ``__import__``, ``get_ipython``, a ``getattr``
+- **the tools of indirection**: ``setattr``, ``globals()``, ``exec``, ``__import__``, ``get_ipython`` (and IPython's
+  shell reached through ``exit._ip`` or ``quit._ip``, its input transformers and exception handlers), a ``getattr``
   whose attribute is not a literal, ``getattr`` taken as a value (``g = getattr`` anywhere, inside a function too:
   the alias could read any attribute unseen), the frame and object internals (``__dict__``, ``__globals__``,
   ``f_globals``, ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``,
@@ -67,14 +68,18 @@ BUILTINS = frozenset(dir(builtins))  # a cell's global of one of these names hid
 CHECKERS = {"cl", "course_lib", "check_answer", "check_close", "check_function", "explain_difference", "torch",
             "VARIANT"}  # fmt: skip
 _INDIRECTION = {"setattr", "delattr", "globals", "vars", "locals", "exec", "eval", "compile", "__import__",
-                "get_ipython", "__builtins__", "breakpoint"}  # fmt: skip
+                "get_ipython", "__builtins__", "breakpoint", "exit", "quit"}  # fmt: skip
 _REACHING_MODULES = {"builtins", "sys", "importlib", "gc", "inspect", "ctypes", "pickle", "marshal", "runpy", "code",
                      "unittest", "timeit", "operator", "threading", "types", "dill", "cloudpickle"}  # fmt: skip
 _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__class__",
               "__self__", "__func__", "__wrapped__", "__subclasses__", "__bases__", "__mro__", "__setattr__",
               "__delattr__", "__setitem__", "__delitem__", "__getattribute__", "__init_subclass__", "__builtins__",
               "__loader__", "__spec__", "f_globals", "f_locals", "f_back", "f_builtins", "currentframe",
-              "_getframe", "__import__"}  # fmt: skip
+              "_getframe", "__import__",
+              # IPython's shell (exit._ip, quit._ip) and what of it rewrites or hides later cells (a twelfth trial)
+              "_ip", "input_transformer_manager", "input_transformers_cleanup", "input_transformers_post",
+              "cleanup_transforms", "line_transforms", "token_transformers", "ast_transformers", "set_custom_exc",
+              "custom_exceptions", "showtraceback", "user_ns", "user_global_ns", "run_cell"}  # fmt: skip
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
 _HARMLESS_MAGICS = {"time", "timeit", "matplotlib"}

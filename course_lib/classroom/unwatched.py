@@ -28,7 +28,8 @@ from _thread import get_ident
 from collections.abc import Callable
 
 __all__ = ["COURSE", "HANDING", "HANDING_MODULES", "asker", "audit_fork_exec", "beside_hook", "copying_hook",
-           "course_code", "foreign_threads", "handing", "loaded_course_file", "threads_now", "who_decides"]  # fmt: skip
+           "course_code", "foreign_threads", "grading_folder", "handing", "loaded_course_file", "outside_own_folder",
+           "threads_now", "who_decides"]  # fmt: skip
 
 COURSE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # course_lib's folder
 # Import machinery and the modules that read a file for their caller: who asked is the code that called them
@@ -53,6 +54,41 @@ def asker(frame: object) -> object:
     while frame is not None and handing(frame.f_globals.get("__name__") or ""):
         frame = frame.f_back
     return frame
+
+
+# Events that open or change a file by its path, and the argument positions of their paths: in a graded kernel, a path
+# inside nbgrader's course folder but outside the submission's own folder is refused (:func:`grading_folder`)
+FILE_EVENTS = {"open": (0,), "sqlite3.connect": (0,), "os.remove": (0,), "os.rename": (0, 1), "os.truncate": (0,),
+               "os.symlink": (0, 1), "os.link": (0, 1), "os.chmod": (0,), "shutil.rmtree": (0,)}  # fmt: skip
+
+
+def grading_folder(start: str) -> tuple[str, str] | None:
+    """(the submission's folder, the nbgrader course folder above it), real paths, where ``start`` (the graded kernel's
+    working directory, ``autograded/<student>/<assignment>``) lies below a folder holding ``gradebook.db`` or
+    ``nbgrader_config.py`` (at most four levels up); else None. A submission that opens or changes a file there, outside
+    its own folder, could rewrite the grader's configuration, the gradebook (scores, hidden tests) or another
+    student's work (a twelfth lecturer's trial: a line appended to nbgrader_config.py switched the guard off for every
+    submission graded after it; sqlite3 on gradebook.db gave every grade a manual score)."""
+    home = folder = os.path.realpath(start)
+    for _ in range(4):
+        folder = os.path.dirname(folder)
+        if any(os.path.exists(os.path.join(folder, name)) for name in ("gradebook.db", "nbgrader_config.py")):
+            return home, folder
+    return None
+
+
+def outside_own_folder(path: object, folders: tuple[str, str] | None) -> bool:
+    """Whether ``path`` (str, bytes or a path-like; relative to the working directory) lies in the course folder of
+    ``folders`` and not in the submission's own folder, once links are followed."""
+    if folders is None or isinstance(path, int):
+        return False
+    try:
+        real = os.path.realpath(os.fsdecode(os.fspath(path)))
+    except (TypeError, ValueError):
+        return False
+    home, course = folders
+    inside = lambda folder: real == folder or real.startswith(folder + os.sep)  # noqa: E731
+    return inside(course) and not inside(home)
 
 
 def loaded_course_file(path: object, executed: set[str]) -> bool:
@@ -152,6 +188,7 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
             frame = frame.f_back
         return frame is not None and not is_answer(asker(frame))
 
+    folders = grading_folder(os.getcwd())  # (the notebook's folder when course_lib is imported: its set-up cell)
     executed = {os.path.abspath(m.__file__) for n, m in list(sys.modules.items())
                 if n.split(".")[0] == "course_lib" and getattr(m, "__file__", None)}  # fmt: skip
     extensions = {getattr(m, "__file__", None) for m in list(sys.modules.values())} - {None}
@@ -169,12 +206,16 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
             if event == "import":  # (a path only where an extension module's file is loaded)
                 what = f"a second copy of {args[1]}" if args[1] in extensions else None
                 extensions.add(args[1])
+            elif any(outside_own_folder(args[i], folders) for i in FILE_EVENTS.get(event, ()) if i < len(args)):
+                what = f"the file {args[0]} ({event}), of the grader's course folder outside the submission's own"
             elif event == "open":
                 what = (
                     f"the file {args[0]}, of a loaded module of course_lib"
                     if loaded_course_file(args[0], executed) and not stack_walk(getframe(2))
                     else None
                 )
+            elif event in FILE_EVENTS:
+                what = None
             else:
                 what = f"course_lib's code ({args[1]})" if course_code(args[0]) else None
                 what = None if what and args[1] == "f_code" and stack_walk(getframe(2)) else what
@@ -183,7 +224,12 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
             busy[0] = False
         if asked:
             spawned.append(what)
-            raise Error(f"asked for {what} in a graded notebook: a copy of the course's code runs unwatched")
+            why = (
+                "it reads and writes its own folder only"
+                if event in FILE_EVENTS and "grader's" in what
+                else ("a copy of the course's code runs unwatched")
+            )
+            raise Error(f"asked for {what} in a graded notebook: {why}")
 
     return copying
 

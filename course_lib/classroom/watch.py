@@ -37,8 +37,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from .unwatched import FILE_EVENTS, audit_fork_exec, beside_hook, copying_hook, threads_now
 from .unwatched import asker as _asker
-from .unwatched import audit_fork_exec, beside_hook, copying_hook, threads_now
 
 __all__ = ["NOT_GRADED", "Refused", "call_answer", "modes_at_snapshot", "refuse_always", "verify_watched",
            "watch_cells"]  # fmt: skip
@@ -59,7 +59,8 @@ _PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn
 _SPAWNING = ("os", "posixpath", "subprocess", "multiprocessing", "concurrent", "pty", "asyncio", "ctypes",
              "torch.multiprocessing", "torch.utils.data", "course_lib.classroom.unwatched")  # fmt: skip
 _SPAWNING_PARTS = tuple(f"{m}." for m in _SPAWNING)
-_COPY_EVENTS = frozenset({"import", "open", "__code__", "f_code"})  # a second copy of loaded code (classroom.unwatched)
+# a second copy of loaded code, and a file of the grader's course folder outside the submission's (classroom.unwatched)
+_COPY_EVENTS = frozenset({"import", "__code__", "f_code", *FILE_EVENTS})
 _OWN = "course_lib.classroom"
 _CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checks.py")
 _LIBRARIES = tuple({sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
