@@ -22,6 +22,10 @@ LONG = (
 )
 
 
+# tools.slide_code formats code wider than a slide with ruff (dev and book extras; a GPU machine's image may lack it)
+needs_ruff = pytest.mark.skipif(slide_code._ruff() is None, reason="ruff is not installed: slide code is not formatted")
+
+
 def cell(kind, source, slide_type, tags=()):
     make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
     c = make(source)
@@ -184,6 +188,7 @@ def test_an_output_alone_that_fits_its_slide_is_not_split():
     assert first.outputs[0]["text"].splitlines()[-1] == deck.CONTINUED and deck.mean_words({"cells": [first]}) > 40
 
 
+@needs_ruff
 def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program():
     source = (
         "result = some_function(first_argument_name, second_argument_name, third_argument_name, fourth_argument)\n"
@@ -195,6 +200,15 @@ def test_code_wider_than_a_slide_is_formatted_to_fit_and_stays_the_same_program(
     assert slide_code.formatted("x = 1  # fmt: skip") == "x = 1  # fmt: skip", "narrow code is left alone"
 
 
+def test_without_ruff_a_wide_line_is_an_error_and_a_narrow_one_is_kept(monkeypatch):
+    """Never a slide whose code silently wraps: a wider line needs the formatter, a narrow one does not."""
+    monkeypatch.setattr(slide_code, "_ruff", lambda: None)
+    assert slide_code.formatted("x = 1") == "x = 1"
+    with pytest.raises(RuntimeError, match="ruff, which is not installed"):
+        slide_code.formatted("x = " + " + ".join(["value"] * 30))
+
+
+@needs_ruff
 def test_a_call_ruff_spreads_one_argument_a_line_is_packed_onto_fewer_lines():
     """A lecturer's trial: 10's print of five arguments took seven lines of its slide once ruff formatted it."""
     source = 'print("tokens", tuple(tokens.shape), " conv output", tuple(by_conv.shape), "-> flattened: equal")'
@@ -213,6 +227,7 @@ def test_a_call_ruff_spreads_one_argument_a_line_is_packed_onto_fewer_lines():
     assert slide_code.packed(commented) == commented, "a comment ends its line"
 
 
+@needs_ruff
 def test_a_line_wide_only_by_its_comment_stays_one_line_once_the_comment_is_cut():
     """08's slide of the overflow demo showed ``big = (`` / ``1000 * s`` / ``)``: ruff broke the line for its comment,
     then the comment was cut. Cuts are made on the code as written, formatted after."""
@@ -500,6 +515,7 @@ def test_an_exercise_slide_shows_the_code_it_asks_for_and_never_the_solution():
     assert [c["id"] for c in slide_tasks.with_tasks({**nb, "cells": deck_cells}, nb)["cells"]] == ["ex1", "ex2"]
 
 
+@needs_ruff
 def test_no_deck_shows_a_solution_in_an_exercise_task():
     from course_lib.classroom.stubs import solution_regions
 
@@ -516,6 +532,7 @@ def test_no_deck_shows_a_solution_in_an_exercise_task():
     assert shown >= 6, "the exercise slides that did not say what to write (12's exercise 3, the by-hand ones)"
 
 
+@needs_ruff
 def test_every_deck_is_shaped_within_the_word_rules():
     """Markdown and code words as tools.deck counts them: the browser test measures what is drawn."""
     for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
@@ -542,6 +559,7 @@ def test_every_deck_is_shaped_within_the_word_rules():
                         assert o["metadata"]["course"]["text_px"] > 0, f"{path.name}: a figure without its text size"
 
 
+@needs_ruff
 def test_every_cell_of_every_deck_has_an_id_of_its_own():
     """12's deck gave a cut output's notes and the output's own slide one id ("...-output"), which nbformat renamed."""
     for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
@@ -553,6 +571,7 @@ def test_every_cell_of_every_deck_has_an_id_of_its_own():
 POSITION_WORDS = re.compile(r"\b(left|middle|centre|center|right|top|bottom)\b\s*\)|\((left|middle|right|top|bottom)\b")
 
 
+@needs_ruff
 def test_a_figure_cut_into_panels_has_no_title_that_names_a_panels_place():
     """Each panel of a cut figure carries the title over all of them (tools.figure_panels): 06's "(middle) vs
     (right)" was shown on three slides of one panel each, where no panel is in the middle."""
@@ -655,6 +674,7 @@ def _slides(nb) -> list[list[str]]:
     return out
 
 
+@needs_ruff
 @pytest.mark.parametrize("name", ["02_limits_of_rnns", "12_decoder_that_writes"])
 def test_a_chinese_deck_shows_its_english_decks_cells_slide_for_slide(name):
     """Co-teachers in two languages share slide numbers (a lecturer's trial: 10's decks had 69 and 71 slides). Shaped
@@ -696,6 +716,7 @@ def test_every_core_result_is_on_a_slide_or_in_the_notes():
                                             if c["id"] in printed))  # fmt: skip
 
 
+@needs_ruff
 def test_a_chinese_slide_shows_as_many_list_items_as_its_english_slide():
     """The ninth lecturer's trial: same slide numbers, but 13's objectives 3-4 / 5-6 in English were 3-5 / 6 in
     Chinese. A translation's long list is shared out over its slides item for item as its English deck's."""

@@ -428,10 +428,18 @@ def test_a_check_runs_under_cprofile_and_gives_the_profiler_back():
     """CONTRIBUTING.md's way to find a slow cell, %%prun, ran a check that blocks functions into a TypeError: the
     check put back cProfile's profiler with sys.setprofile, which takes a function."""
     import cProfile
+    import pstats
+
+    def after_the_check():
+        return torch.zeros(1)
 
     profiler = cProfile.Profile()
     with profiler:
+        before = sys.getprofile()  # the profiler itself up to Python 3.11; None from 3.12 on (it uses sys.monitoring)
         cl.check_function(lambda x: x.exp(), torch.exp, lambda g: (torch.randn(3, generator=g),), name="exp",
                           without=["torch.softmax"])  # fmt: skip
-        assert sys.getprofile() is profiler, "profiling goes on after the check"
+        assert sys.getprofile() is before, "the check leaves the profile hook it found"
+        after_the_check()
     assert sys.getprofile() is None
+    counted = {name for (_, _, name) in pstats.Stats(profiler).stats}  # type: ignore[attr-defined]
+    assert "after_the_check" in counted, "profiling goes on after the check"

@@ -53,12 +53,14 @@ STRING_LINE = re.compile(r"""^(\s*)([rRbBfFuU]{0,2})(["'])((?:(?!\3)[^\\]|\\.)*)
 def formatted(source: str, columns: int = COLUMNS) -> str:
     """``source`` formatted by ruff at ``columns`` when a line of it is wider (its formatter's directives, such as
     ``# fmt: skip``, out first), and a string literal still too wide split in two adjacent literals at a space (the
-    same string); unchanged when none is wider, when it does not parse (IPython magics) or when ruff is missing."""
+    same string); unchanged when none is wider or when it does not parse (IPython magics). Without ruff a wider
+    line is an error, never a slide that wraps: ruff comes with the dev and book extras."""
     if all(width(line) <= columns for line in source.splitlines()):
         return source
     ruff = _ruff()
     if ruff is None:
-        return source
+        raise RuntimeError(f"slide code wider than {columns} columns is formatted by ruff, which is not installed "
+                           "(pip install -e '.[book]' or pip install ruff)")  # fmt: skip
     bare = "\n".join(DIRECTIVE.sub("", line) for line in source.splitlines())
     done = subprocess.run(
         [ruff, "format", "--isolated", "--line-length", str(columns), "--stdin-filename", "slide.py", "-"],

@@ -188,12 +188,13 @@ def test_the_checks_copy_changed_through_a_helper_nothing_refuses_is_not_graded(
 
 def test_a_library_handing_out_the_checks_frame_is_refused_whoever_asks():
     """The hook alone (classroom.watch): a library function that hands out a frame as many levels up as it is told
-    (typing's _caller: sys._getframe(depth + 1)) may not hand out the check's, even though a library asks."""
-    import typing
+    (torch's get_source: sys._getframe(stacklevel)) may not hand out the check's, even though a library asks. (The
+    trial's typing._caller did so up to Python 3.11; from 3.12 on it asks sys._getframemodulename, a name only.)"""
+    from torch._library.utils import get_source
 
     def reaching(logits, k):
         for depth in range(1, 8):
-            typing._caller(depth)  # (a module's name; the frame it came from is what is refused)
+            get_source(depth)  # (a file and line; the frame they came from is what is refused)
         return cl.top_k_filter(logits, k)
 
     with pytest.raises(AssertionError, match=r"^Not graded: reaching asked for sys\._getframe"):
