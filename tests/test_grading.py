@@ -530,6 +530,28 @@ def test_the_fifth_attacks_on_12_score_zero_and_are_flagged(tmp_path):
 
 
 @needs_grading
+def test_the_twelfth_trials_cheats_on_12_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's TWELFTH_12_ATTACKS (IPython input transformers that rewrite the graded cells to
+    ``pass``; the course folder's nbgrader_config.py and gradebook reached from a submission) handed in after the
+    reference solution of exercise 2, graded by nbgrader with the guard, as its own student: exercise 1 keeps its
+    points, exercise 2's test cells and every later one score zero, "Not graded" (a transformer keeps the line from
+    raising: classroom.guard.KeepNotGraded puts its error in after the run), and the class report flags each. The
+    config line, had it been written, would have switched the guard off for the students graded after it."""
+    from tests.heldout.attacks_twelfth import TWELFTH_12_ATTACKS
+
+    root, assignment, nb_path, source, release = released(tmp_path, "12")
+    config = (root / "nbgrader_config.py").read_text()
+    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
+    cheats = {}
+    for number, (name, attack) in enumerate(sorted(TWELFTH_12_ATTACKS.items())):
+        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
+        cheats[student] = (attacked, True)
+        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    assert (root / "nbgrader_config.py").read_text() == config, "the course folder's config was written"
+
+
+@needs_grading
 def test_an_honest_answer_that_warns_where_a_test_cell_calls_it_keeps_its_points(tmp_path):
     """05's exercise 2 answered honestly, with a warning (tests/heldout's HONEST_WARNING_05_EX2: PyTorch's about
     torch.tensor of a tensor), which its test cell meets outside check_function (cl.check_close(to_additive(...))):

@@ -8,6 +8,7 @@ from course_lib.classroom.guard import (
     SNAPSHOT,
     VERIFIED,
     GuardSubmission,
+    KeepNotGraded,
     RestoreHiddenTests,
     bound_names,
     findings,
@@ -189,6 +190,34 @@ def test_a_flagged_cell_fails_every_test_after_it_and_says_why():
         assert first.startswith("raise AssertionError('Not graded: code cell 4 line 1: changes cl.check_answer")
 
 
+def test_a_not_graded_line_scores_zero_even_where_the_kernel_did_not_raise_it():
+    """The twelfth trial: an answer cell appended an IPython input transformer that rewrote every later cell to
+    ``pass``; the guard's "Not graded" lines never ran and nbgrader gave their cells full points. After the notebook
+    ran, a test cell that begins with such a line and shows no error gets the line's error; others are left alone."""
+    from nbformat.v4 import new_output
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _graded_cell(LOCKED, locked=True),
+        _graded_cell("exit._ip.input_transformers_post.append(lambda lines: ['pass\\n'])", solution=True),
+        _graded_cell("cl.check_answer(b, 2)", grade=True, locked=True),
+        _graded_cell("cl.check_answer(c, 3)", grade=True, locked=True),
+        _graded_cell("pass", solution=True),
+    ]
+    nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "s1"}})
+    assert all(c.source.startswith("raise AssertionError('Not graded: code cell 1") for c in nb.cells[2:4])
+    raised = new_output("error", ename="AssertionError", evalue="Not graded: as raised", traceback=[])
+    nb.cells[3].outputs = [raised]  # the line ran here: its own error stays
+    nb.cells[0].outputs = [new_output("stream", name="stdout", text="set up\n")]
+    nb, _ = KeepNotGraded()(nb, {})
+    (error,) = nb.cells[2].outputs
+    assert error.output_type == "error" and error.evalue.startswith("Not graded: code cell 1 line 1: ")
+    assert error.evalue.endswith(
+        "(the cell ran without raising it: a cell before it changed how the kernel runs cells)"
+    )
+    assert nb.cells[3].outputs == [raised] and nb.cells[0].outputs[0].text == "set up\n" and not nb.cells[4].outputs
+
+
 def test_a_cell_with_a_bad_indentation_costs_its_exercise_not_the_submission():
     """The eleventh trial: an IndentationError in one answer cell made IPython's tokenizer raise inside the guard, and
     nbgrader graded none of the notebook. The guard reads such a cell as nothing; the other checks are graded."""
@@ -251,6 +280,16 @@ def test_the_guard_runs_right_after_nbgrader_puts_the_locked_cells_back():
     steps = sanitize_preprocessors()
     at = steps.index(OverwriteCells)
     assert steps[at - 1] is RestoreHiddenTests and steps[at + 1] is GuardSubmission and steps[-1] is CheckCellMetadata
+
+
+def test_a_not_graded_line_is_enforced_after_the_notebook_runs_and_before_the_grades_are_saved():
+    pytest.importorskip("nbgrader")
+    from nbgrader.preprocessors import Execute, SaveAutoGrades
+
+    from course_lib.classroom.guard import autograde_preprocessors
+
+    steps = autograde_preprocessors()
+    assert steps.index(Execute) + 1 == steps.index(KeepNotGraded) < steps.index(SaveAutoGrades)
 
 
 RUNNING_AT_IMPORT = """

@@ -66,6 +66,7 @@ def test_configure_sets_up_a_course(monkeypatch):
     assert os.environ["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
     assert (os.environ["OMP_NUM_THREADS"], os.environ["MKL_NUM_THREADS"]) == ("1", "3")  # what the kernels inherit
     assert any(step.__name__ == "GuardSubmission" for step in c.Autograde.sanitize_preprocessors)
+    assert any(step.__name__ == "KeepNotGraded" for step in c.Autograde.autograde_preprocessors)
 
 
 @needs_nbgrader

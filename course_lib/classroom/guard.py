@@ -42,7 +42,8 @@ SNAPSHOT = "_course_integrity"  # the name the guard binds the snapshot's check 
 # What a student reads beside that check in the feedback on each graded test cell
 VERIFIED = "  # the grader's own line: the course's functions and your answers were not replaced"
 
-__all__ = ["GuardSubmission", "RestoreHiddenTests", "bound_names", "findings", "sanitize_preprocessors", "tampering"]
+__all__ = ["GuardSubmission", "KeepNotGraded", "RestoreHiddenTests", "autograde_preprocessors", "bound_names",
+           "findings", "sanitize_preprocessors", "tampering"]  # fmt: skip
 
 
 def _editable(cell: NotebookNode) -> bool:
@@ -216,6 +217,51 @@ def sanitize_preprocessors() -> list:
     steps = list(Autograde.class_traits()["sanitize_preprocessors"].default())
     at = steps.index(OverwriteCells)
     return [*steps[:at], RestoreHiddenTests, OverwriteCells, GuardSubmission, *steps[at + 1 :]]
+
+
+def _not_graded(source: str) -> str | None:
+    """The message of the "Not graded" line :class:`GuardSubmission` wrote first in a test cell, or None."""
+    first = source.split("\n", 1)[0]
+    if not first.startswith("raise AssertionError("):
+        return None
+    message = ast.parse(first).body[0].exc.args[0]  # type: ignore[attr-defined]
+    return message.value if isinstance(message, ast.Constant) and str(message.value).startswith("Not graded") else None
+
+
+class KeepNotGraded(Preprocessor):
+    """nbgrader autograde step after ``Execute``: a test cell :class:`GuardSubmission` made raise "Not graded" scores
+    0, whatever its outputs say. A cell can change how the kernel runs later cells (an IPython input transformer that
+    rewrites each to ``pass``, the twelfth lecturer's trial): the line never ran, the cell shows no error, and nbgrader
+    gave it full points. Outside the kernel, this step puts the error the line raises in the cell's outputs."""
+
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        from nbformat.v4 import new_output
+
+        for cell in nb.cells:
+            graded = cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
+            why = _not_graded(cell.source) if graded else None
+            if why and not any(out.get("output_type") == "error" for out in cell.get("outputs", [])):
+                why += " (the cell ran without raising it: a cell before it changed how the kernel runs cells)"
+                cell.outputs = [
+                    new_output("error", ename="AssertionError", evalue=why, traceback=[f"AssertionError: {why}"])
+                ]
+        return nb, resources
+
+
+def autograde_preprocessors() -> list:
+    """nbgrader's steps of autograde after sanitizing, with :class:`KeepNotGraded` after ``Execute`` (before the
+    grades are saved); for ``nbgrader_config.py`` (:func:`course_lib.classroom.release.configure` sets both)::
+
+        c.Autograde.autograde_preprocessors = autograde_preprocessors()
+    """
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.preprocessors import Execute
+
+    steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    at = steps.index(Execute) + 1
+    return [*steps[:at], KeepNotGraded, *steps[at:]]
 
 
 class RestoreHiddenTests(Preprocessor):

@@ -26,7 +26,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from .guard import sanitize_preprocessors
+from .guard import autograde_preprocessors, sanitize_preprocessors
 from .notebook import find_exercises
 from .stubs import stub_source
 
@@ -109,11 +109,13 @@ def feedback_preprocessors() -> list:
 
 
 def configure(c: Any, *, timeout: int = 600) -> None:
-    """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde, no hidden
+    """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde (before the
+    notebook runs, and after it: a "Not graded" line scores 0 even if a cell kept it from raising), no hidden
     tests in the feedback, a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
     training cells), and single-threaded kernels where the environment does not choose (OMP/MKL_NUM_THREADS)."""
     c.GenerateAssignment.preprocessors = generate_preprocessors()
     c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
+    c.Autograde.autograde_preprocessors = autograde_preprocessors()
     c.GenerateFeedback.preprocessors = feedback_preprocessors()
     c.Execute.timeout = timeout
     os.environ["PATH"] = nbgrader_environ()["PATH"]  # nbgrader reads its config before it starts alembic
