@@ -99,7 +99,8 @@ def _by_hand_notebook(
         nbformat.v4.new_code_cell(locked, metadata={"nbgrader": {"locked": True}}),
         nbformat.v4.new_markdown_cell(heading + "\n\nWork out the weights by hand (not with `cl.attention_weights`)."),
         nbformat.v4.new_code_cell(answer, metadata={"nbgrader": {"solution": True, "grade_id": "a1"}}),
-        nbformat.v4.new_code_cell("cl.check_answer('w', w, cl.attention_weights(s, m))"),
+        nbformat.v4.new_code_cell("cl.check_answer('w', w, cl.attention_weights(s, m))", metadata={"nbgrader": {
+            "grade": True, "grade_id": "e1", "locked": True}}),
     ])  # fmt: skip
 
 
@@ -174,6 +175,31 @@ def test_a_by_hand_answer_that_calls_its_checks_reference_is_named(answer, named
 
     assert reference_calls(_by_hand_notebook(answer)) == ([(2, 3, named)] if named else [])
     assert reference_calls(_by_hand_notebook(answer, "### Exercise 2: write masked_softmax")) == [], "not by hand"
+
+
+@pytest.mark.parametrize(
+    "answer, added",
+    [
+        ("def helper(s, m):\n    return cl.attention_weights(s, m)", "w = helper(s, m).tolist()"),  # a1_othercell
+        ("w = weights(s, m)", "def weights(s, m):\n    return inner(s, m)\n\n\ninner = cl.attention_weights"),
+        ("w = helper(s, m)", "helper = lambda s, m: [float(x) for x in cl.attention_weights(s, m)]"),
+    ],
+)
+def test_a_helper_the_student_wrote_elsewhere_that_calls_the_checks_reference_is_named(answer, added):
+    """The twelfth trial's a1_othercell: a helper in one cell that calls the check's reference, used in a cell the
+    student added before the check, scored full marks unflagged. The reading follows the student's own cells and
+    definitions, transitively, wherever they are (the added cell is before the answer or after it)."""
+    from course_lib.classroom.calculator import library_calls, reference_calls
+
+    for at in (2, 3):  # the added cell (no nbgrader metadata) before the answer cell, then after it
+        nb = _by_hand_notebook(answer)
+        nb.cells.insert(at, nbformat.v4.new_code_cell(added))
+        answer_cell, check_cell = (3, 4) if at == 2 else (2, 4)
+        assert reference_calls(nb) == [(answer_cell, check_cell, ["cl.attention_weights"])], at
+        assert library_calls(nb) == [(answer_cell, ["cl.attention_weights"])], at
+    nb = _by_hand_notebook("w = [0.24, 0.0, 0.09, 0.67]")
+    nb.cells.append(nbformat.v4.new_code_cell("def unused(s, m):\n    return cl.attention_weights(s, m)"))
+    assert reference_calls(nb) == [], "a definition the answer does not use is not the answer's"
 
 
 def test_the_tenth_lecturers_jacobian_from_the_library_is_read_in_notebook_04():

@@ -12,8 +12,10 @@ an answer that only checks itself with the library, is allowed). An answer that 
 (:mod:`course_lib.classroom.guard`) fails that exercise's check cell, with the reason.
 
 What a reading sees: the names the notebook's imports bind (``import course_lib as cl``, ``from torch import
-softmax``, an import in the answer cell itself), used in the answer cell, and a method called on a tensor the cell
-constructs (``torch.tensor(s).softmax(0)``). A method called on a tensor that another cell made is not seen.
+softmax``, an import in the answer cell itself), used in the answer cell, in a cell the student added before the
+check, or in a function, class or assignment of the student's cells that these name (followed transitively), and a
+method called on a tensor such code constructs (``torch.tensor(s).softmax(0)``). A method called on a tensor that a
+locked cell made is not seen.
 """
 
 from __future__ import annotations
@@ -99,11 +101,54 @@ def _used(tree: ast.Module, bound: dict[str, str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _editable(nb: NotebookNode, sources: list[str]) -> list[bool]:
+    """Which cells are the student's: an answer cell (an nbgrader solution cell, or a cell with a solution region)
+    and, in an nbgrader notebook, a code cell nbgrader neither locked nor grades (a cell the student added)."""
+    metas = [cell.get("metadata", {}).get("nbgrader") or {} for cell in nb.cells]
+    graded = any(metas)
+    return [bool(meta.get("solution") or "BEGIN SOLUTION" in source
+                 or (graded and cell.cell_type == "code" and not (meta.get("locked") or meta.get("grade"))))
+            for cell, meta, source in zip(nb.cells, metas, sources, strict=True)]  # fmt: skip
+
+
+def _definitions(trees: list[ast.Module]) -> dict[str, list[ast.stmt]]:
+    """Each name the student's cells bind at their top level (a function, a class, an assignment: ``helper =
+    cl.softmax_jacobian``) -> the statements that bind it."""
+    found: dict[str, list[ast.stmt]] = {}
+    for tree in trees:
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found.setdefault(stmt.name, []).append(stmt)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for name in {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+                    found.setdefault(name, []).append(stmt)
+    return found
+
+
+def _with_reached(body: list[ast.stmt], definitions: dict[str, list[ast.stmt]]) -> ast.Module:
+    """``body`` and, transitively, the student's definitions it names (a helper in another cell that calls the
+    check's reference, used in the answer: the twelfth trial's a1_othercell), as one syntax tree."""
+    statements, seen, todo = list(body), set(), list(body)
+    while todo:
+        names = {n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)} - seen
+        seen |= names
+        for stmt in (s for name in names for s in definitions.get(name, ()) if s not in statements):
+            statements.append(stmt)
+            todo.append(stmt)
+    return ast.Module(body=statements, type_ignores=[])
+
+
 def _by_hand_answers(nb: NotebookNode):
     """(answer cell, its check cell, the answer's syntax tree, the notebook's library names) for each answer cell of
-    a by-hand exercise checked as numbers (the next code cell that is not an answer calls ``check_answer``)."""
+    a by-hand exercise checked as numbers (the next code cell that is not the student's calls ``check_answer``). The
+    tree holds the answer cell, the cells the student added before the check, and the student's definitions these
+    name, transitively: what computed the answer, wherever it was written."""
     bound, by_hand = _bound(nb), False
     sources = ["".join(cell.source) if cell.cell_type == "code" else "" for cell in nb.cells]
+    editable = _editable(nb, sources)
+    trees = {i: _tree(source) for i, source in enumerate(sources) if editable[i] and source.strip()}
+    definitions = _definitions([tree for tree in trees.values() if tree])
     answers = [cell.get("metadata", {}).get("nbgrader", {}).get("solution") or "BEGIN SOLUTION" in source
                for cell, source in zip(nb.cells, sources, strict=True)]  # fmt: skip
     for i, cell in enumerate(nb.cells):
@@ -111,12 +156,12 @@ def _by_hand_answers(nb: NotebookNode):
             headings = _HEADING.findall("".join(cell.source))
             by_hand = bool(BY_HAND.search(headings[-1])) if headings else by_hand
             continue
-        if not (answers[i] and by_hand and cell.cell_type == "code"):
+        if not (answers[i] and by_hand and cell.cell_type == "code" and trees.get(i)):
             continue
-        j = next((j for j in range(i + 1, len(nb.cells)) if sources[j].strip() and not answers[j]), None)
-        tree = _tree(sources[i]) if j is not None and "check_answer(" in sources[j] else None
-        if tree:
-            yield i, j, tree, bound
+        j = next((j for j in range(i + 1, len(nb.cells)) if sources[j].strip() and not editable[j]), None)
+        if j is not None and "check_answer(" in sources[j]:
+            body = [stmt for k in range(i, j) if trees.get(k) for stmt in trees[k].body]
+            yield i, j, _with_reached(body, definitions), bound
 
 
 def library_calls(nb: NotebookNode) -> list[tuple[int, list[str]]]:
