@@ -97,3 +97,8 @@ def test_not_graded_stays_english_and_the_language_is_chosen_as_documented(monke
     assert messages.language() == "zh"
     monkeypatch.setenv("COURSE_LANGUAGE", "fr")  # not one of the two: the folder decides
     assert messages.language() == "en"
+    monkeypatch.delenv("COURSE_LANGUAGE")
+    for folder, spoken in (("a04zh", "zh"), ("a04", "en"), ("zhou", "en")):  # nbgrader runs a04zh's submissions there
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        assert messages.language() == spoken, folder

@@ -53,6 +53,14 @@ def test_the_steps_sit_around_clear_solutions_before_the_checksums():
     assert at + 1 < steps.index(ComputeChecksums)
 
 
+def test_a_chinese_notebooks_assignment_has_a_name_of_its_own():
+    """The twelfth trial: a Chinese notebook's assignment was also named a04 and would have overwritten the English."""
+    assert release.assignment_name(NOTEBOOKS[4]) == "a04"
+    assert release.assignment_name(NOTEBOOKS[4].parent / "zh" / NOTEBOOKS[4].name) == "a04zh"
+    with pytest.raises(ValueError, match="NN_name.ipynb"):
+        release.assignment_name(Path("homework.ipynb"))
+
+
 @needs_nbgrader
 def test_configure_sets_up_a_course(monkeypatch):
     from traitlets.config import Config

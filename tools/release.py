@@ -208,13 +208,21 @@ def run_nbgrader(course: Path, *args: str, environ: dict | None = None) -> subpr
                           capture_output=True, text=True)  # fmt: skip
 
 
+def assignment_name(notebook: Path) -> str:
+    """``a`` and the notebook's number, and ``zh`` for a notebook of the Chinese edition (``notebooks/zh/04_...``:
+    ``a04zh``, beside the English ``a04``; its graded kernels then speak Chinese: classroom.messages)."""
+    if not re.match(r"\d\d_", notebook.name):
+        raise ValueError(f"{notebook}: an assignment is made of one of the course's notebooks, NN_name.ipynb")
+    return f"a{notebook.name[:2]}" + ("zh" if notebook.parent.name == "zh" else "")
+
+
 def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None) -> Path:
-    """An nbgrader assignment of ``notebook`` in the course folder: its name is ``a`` and the notebook's number."""
+    """An nbgrader assignment of ``notebook`` in the course folder (:func:`assignment_name`)."""
     course.mkdir(parents=True, exist_ok=True)
     config = course / "nbgrader_config.py"
     if not config.exists():
         config.write_text(NBGRADER_CONFIG, encoding="utf-8")
-    name = f"a{notebook.name[:2]}"
+    name = assignment_name(notebook)
     source = course / "source" / name
     if source.exists():
         shutil.rmtree(source)

@@ -9,8 +9,8 @@ is never translated.
 
 The language is ``COURSE_LANGUAGE`` (``en`` or ``zh``) where it is set, else Chinese where the kernel's working
 directory, when course_lib was imported, is a folder named ``zh`` (the Chinese notebooks: ``notebooks/zh``, a
-student version's ``student/zh``, the release's ``zh``), else English. A lecturer who grades a Chinese assignment
-with nbgrader sets ``COURSE_LANGUAGE=zh`` for ``nbgrader autograde`` (its kernels run in ``autograded/...``).
+student version's ``student/zh``, the release's ``zh``) or a Chinese nbgrader assignment's (``a04zh``, as ``make
+assignment`` names one: nbgrader runs a submission in ``autograded/<student>/a04zh``), else English.
 """
 
 from __future__ import annotations
@@ -111,12 +111,13 @@ _RULES = tuple((re.compile(english), chinese) for english, chinese in ZH)
 
 
 def language() -> str:
-    """``en`` or ``zh``: ``COURSE_LANGUAGE`` where it is one of them, else ``zh`` in a folder named ``zh``."""
+    """``en`` or ``zh``: ``COURSE_LANGUAGE`` where it is one of them, else ``zh`` in a folder named ``zh`` or
+    ``a<number>zh`` (a Chinese assignment's)."""
     chosen = os.environ.get("COURSE_LANGUAGE", "").strip().lower()
     if chosen in ("en", "zh"):
         return chosen
     try:
-        return "zh" if os.path.basename(os.getcwd()) == "zh" else "en"
+        return "zh" if re.fullmatch(r"zh|a\d+zh", os.path.basename(os.getcwd())) else "en"
     except OSError:  # a working directory removed under the kernel
         return "en"
 
