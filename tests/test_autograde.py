@@ -7,17 +7,17 @@ import torch
 
 import course_lib as cl
 import course_lib.classroom.autograde as autograde
-from course_lib.classroom.autograde import (
+from course_lib.classroom.autograde import ExerciseSummary, autograde_class, format_report
+from course_lib.classroom.checks import check_function
+from course_lib.classroom.flags import (
     BY_HAND_WITH_LIBRARY,
     NOT_AUTOGRADED,
     NOT_THE_ASSIGNMENT,
+    NOT_YET,
+    RENAMED,
     USED_NUMPY,
-    ExerciseSummary,
-    _flags,
-    autograde_class,
-    format_report,
+    flagged,
 )
-from course_lib.classroom.checks import check_function
 from course_lib.paths import NOTEBOOKS_DIR
 
 
@@ -67,7 +67,7 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
         _graded_cell("e3", "AssertionError", "my_softmax is wrong on trial 1"),  # wrong, not flagged
     ]
     _hand_in_and_grade(tmp_path / "submitted" / "bob" / "a04", nb, "04.ipynb")
-    assert _flags(tmp_path, "a04", "bob") == [("e1", "a library shortcut was refused"),
+    assert flagged(tmp_path, "a04", "bob") == [("e1", "a library shortcut was refused"),
                                               ("e2", "not graded: a checker was changed")]  # fmt: skip
 
 
@@ -85,7 +85,7 @@ def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_p
     refused = _graded_cell("e2", "AssertionError", "f raised ShortcutError: translator_mask (the check's reference) is")
     nb = nbformat.v4.new_notebook(cells=[locked, answer, check, refused])
     _hand_in_and_grade(tmp_path / "submitted" / "cy" / "a14", nb, "14.ipynb")
-    assert _flags(tmp_path, "a14", "cy") == [
+    assert flagged(tmp_path, "a14", "cy") == [
         ("e2", "the check's own reference or helper was called"),
         ("14, code cell 1", "tampering: line 2: takes getattr as a value, an alias that could read any attribute"),
     ]
@@ -156,7 +156,7 @@ def test_a_by_hand_answer_computed_with_the_library_is_flagged_not_zeroed(tmp_pa
     nb.cells[3].metadata["nbgrader"] = {"grade_id": "e1", "grade": True}  # it passed: the numbers are right
     _hand_in_and_grade(tmp_path / "submitted" / "eve" / "a05", nb, "05.ipynb")
     used = "torch.tensor(...).masked_fill(...).softmax, torch.tensor(...).masked_fill"
-    assert _flags(tmp_path, "a05", "eve") == [("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: {used}")]
+    assert flagged(tmp_path, "a05", "eve") == [("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: {used}")]
 
 
 @pytest.mark.parametrize(
@@ -238,7 +238,7 @@ def test_a_by_hand_answer_that_calls_its_checks_reference_is_not_graded_and_flag
     assert not guarded.cells[6].source.startswith("raise"), "only the exercise whose check it is"
     guarded.cells[3].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=first[22:-2])]
     _hand_in_and_grade(tmp_path / "submitted" / "eve" / "a05", guarded, "05.ipynb")
-    assert _flags(tmp_path, "a05", "eve") == [
+    assert flagged(tmp_path, "a05", "eve") == [
         ("e1", "the check's own reference or helper was called"),
         ("05, code cell 2", f"{BY_HAND_WITH_LIBRARY}: cl.attention_weights"),
     ]
@@ -252,7 +252,35 @@ def test_a_notebook_nbgrader_failed_on_is_flagged_not_left_silent(tmp_path):
     _hand_in_and_grade(tmp_path / "submitted" / "amy" / "a05", nb, "05.ipynb")
     (tmp_path / "submitted" / "ali" / "a05").mkdir(parents=True)
     nbformat.write(nb, tmp_path / "submitted" / "ali" / "a05" / "05.ipynb")  # handed in; nbgrader wrote nothing
-    assert _flags(tmp_path, "a05", "ali") == [("05", NOT_AUTOGRADED)] and _flags(tmp_path, "a05", "amy") == []
+    assert flagged(tmp_path, "a05", "ali") == [("05", NOT_AUTOGRADED)] and flagged(tmp_path, "a05", "amy") == []
+
+
+def test_a_notebook_not_autograded_says_why_a_renamed_one_names_its_name_and_one_not_graded_yet_is_not_failed(
+    tmp_path,
+):
+    """The twelfth trial: a notebook handed in under another name was reported as "nbgrader failed", and a report
+    written after grading one student listed every other as failed. (nbgrader removes a failed student's autograded
+    folder; its gradebook keeps the submission: class_report hands flagged whether nbgrader ran.)"""
+    nb = _by_hand_notebook("w = [0.2447, 0.0, 0.0900, 0.6652]")
+    (tmp_path / "release" / "a05").mkdir(parents=True)
+    nbformat.write(nb, tmp_path / "release" / "a05" / "05.ipynb")
+    _hand_in_and_grade(tmp_path / "submitted" / "amy" / "a05", nb, "05.ipynb")
+    for student, name in (("ben", "05 (1).ipynb"), ("cat", "05.ipynb")):  # renamed, then not graded yet
+        (tmp_path / "submitted" / student / "a05").mkdir(parents=True)
+        nbformat.write(nb, tmp_path / "submitted" / student / "a05" / name)
+    renamed = RENAMED.format(name="05 (1).ipynb", names="05.ipynb")  # nbgrader ran for ben, and failed
+    assert flagged(tmp_path, "a05", "ben", ran=True) == [("05 (1)", renamed)] and "handed in as 05 (1).ipynb" in renamed
+    assert flagged(tmp_path, "a05", "cat", ran=False) == [("05", NOT_YET)] and "not autograded yet" in NOT_YET
+    assert flagged(tmp_path, "a05", "cat", ran=True) == [("05", NOT_AUTOGRADED)], "graded, nothing written: failed"
+
+
+def test_a_students_cells_flagged_for_one_reason_are_one_entry_of_the_report():
+    """The twelfth trial: the report repeated a long reason once per test cell."""
+    why = "not graded: a checker was changed"
+    text = format_report(
+        "a00", [], {"bob": [("e1", why), ("e2", why), ("05, code cell 4", "tampering: x"), ("e3", why)]}
+    )
+    assert f"- bob: e1, e2, e3 ({why}); 05, code cell 4 (tampering: x)" in text
 
 
 def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_not(tmp_path):
@@ -270,7 +298,7 @@ def test_a_file_written_while_graded_is_flagged_and_files_nbgrader_copied_are_no
         (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / folder / name).write_text("")
     why = "a file the submission wrote while it was graded"
-    assert _flags(tmp_path, "a05", "dee") == [(name, why) for name in sorted(written)]
+    assert flagged(tmp_path, "a05", "dee") == [(name, why) for name in sorted(written)]
 
 
 def test_autograde_class_needs_a_course_folder(tmp_path):
@@ -308,7 +336,7 @@ def test_an_honest_numpy_refusal_is_listed_apart_from_shortcuts(tmp_path):
         _graded_cell("e3", "AssertionError", "my_softmax raised ShortcutError: aten::_softmax is not available"),
     ]
     _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a04", nb, "04.ipynb")
-    found = _flags(tmp_path, "a04", "ann")
+    found = flagged(tmp_path, "a04", "ann")
     assert found == [("e1", USED_NUMPY), ("e2", USED_NUMPY), ("e3", "a library shortcut was refused")]
     summaries = [ExerciseSummary(g, 1.0, {"ann": 0.0, "bob": 0.0, "cy": 1.0}) for g in ("e1", "e2", "e3")]
     text = format_report("a04", summaries, {"ann": found[:2], "bob": found})
@@ -343,7 +371,7 @@ def test_a_notebook_from_the_student_release_is_flagged_as_not_the_assignment(tm
     release, _ = student_notebook(source)
     assert not any("nbgrader" in cell.metadata for cell in release.cells), "the student release has no nbgrader cells"
     _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a00", release, "00_start_here.ipynb")
-    assert _flags(tmp_path, "a00", "ann") == [("00_start_here", NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", "a00"))]
+    assert flagged(tmp_path, "a00", "ann") == [("00_start_here", NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", "a00"))]
     nb = _by_hand_notebook("w = [0.2447, 0.0, 0.0900, 0.6652]")
     _hand_in_and_grade(tmp_path / "submitted" / "bo" / "a05", nb, "05.ipynb")
-    assert _flags(tmp_path, "a05", "bo") == []
+    assert flagged(tmp_path, "a05", "bo") == []

@@ -40,24 +40,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from ..validate import integer
+from .flags import NOT_THE_ASSIGNMENT, USED_NUMPY, flagged
 
 __all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "autograde_class", "class_report",
            "format_report", "main", "write_report"]  # fmt: skip
 
 BUSY_TIMEOUT_S = 120
-# The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
-USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
-_NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
 SOURCE_READABLE = "\n**source/ is in the course folder**: the submissions could read its solutions (see the guide)\n"
-NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
-BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
-NOT_THE_ASSIGNMENT = (
-    "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
-    "or an export?), so nbgrader graded nothing: ask for the answers in release/ASSIGNMENT/"
-)
 
 
 @dataclass
@@ -130,92 +120,16 @@ def autograde_class(root: str | Path, assignment: str, *, jobs: int | None = Non
     return results
 
 
-def _flags(root: Path, assignment: str, student: str) -> list[tuple[str, str]]:
-    """(where, why) for each test cell of a student's autograded notebooks that was not graded or refused, and for
-    each cell the student wrote in which the guard's reading finds tampering (:func:`guard.findings`): a submission
-    that tampers is flagged even where grading ran without the guard, or where the tampering left every check
-    passing."""
-    from .calculator import library_calls
-    from .guard import findings
-
-    found, unmarked = [], _unmarked(root, assignment, student)
-    for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):  # the eleventh trial: silent
-        if path.stem not in unmarked and not (root / "autograded" / student / assignment / path.name).is_file():
-            found.append((path.stem, NOT_AUTOGRADED))
-    for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
-        if path.stem in unmarked:  # every cell of it would read as the student's: flagged once, below
-            continue
-        try:
-            nb = nbformat.read(path, as_version=4)
-        except (nbformat.reader.NotJSONError, ValueError):  # no notebook nbgrader wrote: flagged below, as written
-            continue
-        for cell in nb.cells:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            for out in cell.get("outputs", []) if grade_id else ():
-                text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
-                if "Not graded" in text and "must be a plain" in text:
-                    found.append((grade_id, "not graded: an answer that compares in its own way"))
-                elif "Not graded" in text and "this exercise's check uses to decide" in text:  # classroom.guard
-                    found.append((grade_id, "the check's own reference or helper was called"))
-                elif "Not graded" in text and "hides the builtin" in text:
-                    found.append((grade_id, "not graded: a builtin the checks use was hidden"))
-                elif "Not graded" in text:
-                    found.append((grade_id, "not graded: a checker was changed"))
-                elif "ShortcutError" in text and ("(the check's" in text or "(a function of the check)" in text):
-                    found.append((grade_id, "the check's own reference or helper was called"))
-                elif _NUMPY_REFUSAL in text:
-                    found.append((grade_id, USED_NUMPY))
-                elif "ShortcutError" in text:
-                    found.append((grade_id, "a library shortcut was refused"))
-        for i, problems in findings(nb):
-            found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
-        for i, used in library_calls(nb):
-            found.append((f"{path.stem}, code cell {i}", f"{BY_HAND_WITH_LIBRARY}: {', '.join(used)}"))
-    found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
-    found += [(name, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment)) for name in unmarked]
-    return found
-
-
-def _unmarked(root: Path, assignment: str, student: str) -> list[str]:
-    """The submitted notebooks in which no cell carries nbgrader's metadata: nbgrader cannot tell its answers and
-    tests apart (an eighth lecturer's try: the reference answers handed in in the student release's notebook scored
-    zero, every cell "needs manual grading"); the assignment's notebook is release/ASSIGNMENT/'s."""
-    out = []
-    for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):
-        try:
-            cells = nbformat.read(path, as_version=4).cells
-        except (nbformat.reader.NotJSONError, ValueError, OSError):
-            continue
-        if cells and not any("nbgrader" in cell.get("metadata", {}) for cell in cells):
-            out.append(path.stem)
-    return out
-
-
-def _written(root: Path, assignment: str, student: str) -> list[str]:
-    """The files in a student's autograded folder that came from neither the submission nor the source folder
-    (nbgrader copies both there), other than Python's cache of a module that came from them: what the code wrote while
-    it was graded, a place for code that no reading of the cells finds (a fourth lecturer's try: a ``hubconf.py``
-    loaded with ``torch.hub.load``)."""
-    graded = root / "autograded" / student / assignment
-    kept = (root / "submitted" / student / assignment, root / "source" / assignment)
-
-    def came(path: Path) -> bool:
-        if path.parent.name == "__pycache__" and path.suffix == ".pyc":  # helper.cpython-311.pyc of a kept helper.py
-            path = path.parent.parent / (path.name.split(".")[0] + ".py")
-        return any((k / path).is_file() for k in kept)
-
-    paths = (p.relative_to(graded) for p in sorted(graded.rglob("*")) if p.is_file())
-    return [p.as_posix() for p in paths if not came(p)]
-
-
 def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummary], dict[str, list[tuple[str, str]]]]:
     """Per graded cell, every student's score (from the gradebook); per student, the flagged cells."""
     from nbgrader.api import Gradebook
 
     root = Path(root).resolve()
     summaries: dict[str, ExerciseSummary] = {}
+    ran: set[str] = set()  # the students nbgrader autograded (a failed one too: its submission stays in the gradebook)
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}?timeout={BUSY_TIMEOUT_S}") as gb:
         for submission in gb.assignment_submissions(assignment):
+            ran.add(submission.student_id)
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
                     if grade.max_score:
@@ -223,8 +137,16 @@ def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummar
                         # nbgrader's score is 0.0 for a written answer nobody has marked yet: None says so
                         summary.scores[submission.student_id] = None if grade.needs_manual_grade else grade.score
     students = sorted({s for summary in summaries.values() for s in summary.scores} | set(_students(root, assignment)))
-    flags = {s: f for s in students if (f := _flags(root, assignment, s))}  # a failed one may have no grades at all
+    flags = {s: f for s in students if (f := flagged(root, assignment, s, s in ran))}  # a failed one: no grades
     return sorted(summaries.values(), key=lambda s: s.grade_id), flags
+
+
+def _grouped(found: list[tuple[str, str]]) -> str:
+    """A student's flags, the cells flagged for the same reason together: ``e2, e3 (not graded: ...)``."""
+    cells: dict[str, list[str]] = {}
+    for where, why in found:
+        cells.setdefault(why, []).append(where)
+    return "; ".join(f"{', '.join(where)} ({why})" for why, where in cells.items())
 
 
 def format_report(assignment: str, summaries: list[ExerciseSummary], flags: dict[str, list[tuple[str, str]]]) -> str:
@@ -241,7 +163,7 @@ def format_report(assignment: str, summaries: list[ExerciseSummary], flags: dict
     flagged = {s: [f for f in found if f[1] != USED_NUMPY] for s, found in flags.items()}
     flagged = {s: found for s, found in flagged.items() if found}
     lines += ["", f"## Flagged submissions: {len(flagged)}", ""]
-    lines += [f"- {student}: " + "; ".join(f"{g} ({why})" for g, why in found) for student, found in flagged.items()]
+    lines += [f"- {student}: {_grouped(found)}" for student, found in flagged.items()]
     numpy = {s: [g for g, why in found if why == USED_NUMPY] for s, found in flags.items()}
     numpy = {s: cells for s, cells in numpy.items() if cells}
     if numpy:

@@ -21,9 +21,9 @@ import torch.nn.functional as F
 from torch import nn
 
 import course_lib as cl
-from course_lib.classroom.autograde import _flags
 from course_lib.classroom.checks import check_function, explain_difference
 from course_lib.classroom.exercises import ShortcutError, blocked
+from course_lib.classroom.flags import flagged
 from course_lib.classroom.guard import bound_names, findings, tampering
 from course_lib.classroom.notebook import find_exercises
 from course_lib.classroom.snapshot import snapshot
@@ -210,7 +210,7 @@ def _flagged(tmp_path, solution: str, error: str) -> list[tuple[str, str]]:
         folder = tmp_path / where / "student" / "a"
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / "nn.ipynb")
-    return _flags(tmp_path, "a", "student")
+    return flagged(tmp_path, "a", "student")
 
 
 _TWIN_PREFIXES = ("split:", "merge:", "rope:", "top_k:", "top_p:", "sdpa:", "mha: the layer's unchecked")

@@ -1,0 +1,124 @@
+"""What the class report flags in a student's graded submission (:mod:`course_lib.classroom.autograde`): the test
+cells that were not graded or refused something, read from the autograded notebooks; the cells in which the guard's
+reading finds tampering (:func:`course_lib.classroom.guard.findings`, read again here, so that no submission that
+tampers is listed as clean); a by-hand answer computed with the library (:mod:`course_lib.classroom.calculator`);
+the files a submission wrote while it was graded; a notebook nbgrader could not grade, and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+__all__ = [
+    "BY_HAND_WITH_LIBRARY",
+    "NOT_AUTOGRADED",
+    "NOT_THE_ASSIGNMENT",
+    "NOT_YET",
+    "RENAMED",
+    "USED_NUMPY",
+    "flagged",
+]
+
+# The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
+USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
+_NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
+NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
+NOT_YET = "not autograded yet: this student has no autograded folder (grade the class, then write the report)"
+RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the assignment ({names}); nbgrader "
+           "grades a notebook by its name: rename it and grade again")  # fmt: skip
+BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
+NOT_THE_ASSIGNMENT = (
+    "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
+    "or an export?), so nbgrader graded nothing: ask for the answers in release/ASSIGNMENT/"
+)
+
+
+def _why_not_autograded(root: Path, assignment: str, name: str, ran: bool) -> str:
+    """Why a submitted notebook has no autograded notebook: not graded yet (``ran``: nbgrader never ran for the
+    student, as in a report written after grading some students only), a name that is not the assignment's, or
+    nbgrader failed (it then removes the student's autograded folder, and keeps the submission in its gradebook)."""
+    if not ran:
+        return NOT_YET
+    names = sorted(p.name for p in (root / "release" / assignment).glob("*.ipynb"))
+    if names and name not in names:
+        return RENAMED.format(name=name, names=", ".join(names))
+    return NOT_AUTOGRADED
+
+
+def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list[tuple[str, str]]:
+    """(where, why) for each test cell of a student's autograded notebooks that was not graded or refused, and for
+    each cell the student wrote in which the guard's reading finds tampering (:func:`guard.findings`): a submission
+    that tampers is flagged even where grading ran without the guard, or where the tampering left every check
+    passing. ``ran``: whether nbgrader autograded the student (a submission in its gradebook)."""
+    from .calculator import library_calls
+    from .guard import findings
+
+    found, unmarked = [], _unmarked(root, assignment, student)
+    for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):  # the eleventh trial: silent
+        if path.stem not in unmarked and not (root / "autograded" / student / assignment / path.name).is_file():
+            found.append((path.stem, _why_not_autograded(root, assignment, path.name, ran)))
+    for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
+        if path.stem in unmarked:  # every cell of it would read as the student's: flagged once, below
+            continue
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except (nbformat.reader.NotJSONError, ValueError):  # no notebook nbgrader wrote: flagged below, as written
+            continue
+        for cell in nb.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            for out in cell.get("outputs", []) if grade_id else ():
+                text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
+                if "Not graded" in text and "must be a plain" in text:
+                    found.append((grade_id, "not graded: an answer that compares in its own way"))
+                elif "Not graded" in text and "this exercise's check uses to decide" in text:  # classroom.guard
+                    found.append((grade_id, "the check's own reference or helper was called"))
+                elif "Not graded" in text and "hides the builtin" in text:
+                    found.append((grade_id, "not graded: a builtin the checks use was hidden"))
+                elif "Not graded" in text:
+                    found.append((grade_id, "not graded: a checker was changed"))
+                elif "ShortcutError" in text and ("(the check's" in text or "(a function of the check)" in text):
+                    found.append((grade_id, "the check's own reference or helper was called"))
+                elif _NUMPY_REFUSAL in text:
+                    found.append((grade_id, USED_NUMPY))
+                elif "ShortcutError" in text:
+                    found.append((grade_id, "a library shortcut was refused"))
+        for i, problems in findings(nb):
+            found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
+        for i, used in library_calls(nb):
+            found.append((f"{path.stem}, code cell {i}", f"{BY_HAND_WITH_LIBRARY}: {', '.join(used)}"))
+    found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
+    found += [(name, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment)) for name in unmarked]
+    return found
+
+
+def _unmarked(root: Path, assignment: str, student: str) -> list[str]:
+    """The submitted notebooks in which no cell carries nbgrader's metadata: nbgrader cannot tell its answers and
+    tests apart (an eighth lecturer's try: the reference answers handed in in the student release's notebook scored
+    zero, every cell "needs manual grading"); the assignment's notebook is release/ASSIGNMENT/'s."""
+    out = []
+    for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+        except (nbformat.reader.NotJSONError, ValueError, OSError):
+            continue
+        if cells and not any("nbgrader" in cell.get("metadata", {}) for cell in cells):
+            out.append(path.stem)
+    return out
+
+
+def _written(root: Path, assignment: str, student: str) -> list[str]:
+    """The files in a student's autograded folder that came from neither the submission nor the source folder
+    (nbgrader copies both there), other than Python's cache of a module that came from them: what the code wrote while
+    it was graded, a place for code that no reading of the cells finds (a fourth lecturer's try: a ``hubconf.py``
+    loaded with ``torch.hub.load``)."""
+    graded = root / "autograded" / student / assignment
+    kept = (root / "submitted" / student / assignment, root / "source" / assignment)
+
+    def came(path: Path) -> bool:
+        if path.parent.name == "__pycache__" and path.suffix == ".pyc":  # helper.cpython-311.pyc of a kept helper.py
+            path = path.parent.parent / (path.name.split(".")[0] + ".py")
+        return any((k / path).is_file() for k in kept)
+
+    paths = (p.relative_to(graded) for p in sorted(graded.rglob("*")) if p.is_file())
+    return [p.as_posix() for p in paths if not came(p)]
