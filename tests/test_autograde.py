@@ -323,6 +323,29 @@ def _numpy_refusal() -> str:
     return str(err.value)
 
 
+def test_the_chinese_editions_refusals_are_read_as_the_english(tmp_path, monkeypatch):
+    """In a Chinese assignment's kernel a check's message is Chinese (classroom.messages): the report still tells a
+    refused NumPy from a call of the check's own reference, as in English."""
+    from course_lib.classroom import messages
+
+    monkeypatch.setattr(messages, "LANGUAGE", "zh")
+    refused = _numpy_refusal()
+
+    def top_k(g):
+        return torch.randn(3, 7, generator=g), 3
+
+    with pytest.raises(AssertionError) as err:
+        check_function(lambda logits, k: cl.top_k_filter(logits, k), cl.top_k_filter, top_k, name="top_k")
+    assert "这次检查中不能用 NumPy" in refused and "（检查的参考实现）" in str(err.value)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [_graded_cell("e1", "AssertionError", refused), _graded_cell("e2", "AssertionError", str(err.value))]
+    _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a04zh", nb, "04.ipynb")
+    assert flagged(tmp_path, "a04zh", "ann") == [
+        ("e1", USED_NUMPY),
+        ("e2", "the check's own reference or helper was called"),
+    ]
+
+
 def test_an_honest_numpy_refusal_is_listed_apart_from_shortcuts(tmp_path):
     """Issue 44: a student who honestly used NumPy in an exercise about tensor operations scores zero for that test,
     as for any refusal, but the report says so in its own words (see notebook 00), not as a shortcut, and does not

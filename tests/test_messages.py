@@ -4,11 +4,13 @@ never translated; the language is COURSE_LANGUAGE, else a folder named zh."""
 
 import re
 
+import numpy as np
 import pytest
 import torch
 
 import course_lib as cl
 from course_lib.classroom import messages
+from course_lib.classroom.exercises import unanswered
 from course_lib.classroom.integrity import NOT_GRADED
 from course_lib.classroom.messages import say
 
@@ -19,9 +21,13 @@ ENGLISH_WORDS = re.compile(
 
 
 def _message(check) -> str:
-    with pytest.raises(AssertionError) as err:
+    with pytest.raises((AssertionError, NotImplementedError)) as err:  # (an answer not given yet: not a wrong one)
         check()
     return str(err.value)
+
+
+def _top_k(g):
+    return torch.randn(3, 7, generator=g), 3
 
 
 def _draw(g):
@@ -50,6 +56,14 @@ def _wrong_answers() -> dict[str, str]:
         "mask blocked": lambda: cl.check_close(torch.tensor([[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]]), e),
         "function": lambda: cl.check_function(lambda x: x + 1, lambda x: x, _draw),
         "function raises": lambda: cl.check_function(lambda x: x[7], lambda x: x, _draw),
+        "shortcut": lambda: cl.check_function(
+            lambda x: torch.softmax(x, 0), torch.exp, _draw, without=["torch.softmax"]
+        ),
+        "the check's reference": lambda: cl.check_function(lambda l, k: cl.top_k_filter(l, k), cl.top_k_filter, _top_k),
+        "NumPy": lambda: cl.check_function(
+            lambda x: torch.from_numpy(np.exp(x.numpy())), torch.exp, _draw, without=["torch.softmax"]
+        ),  # fmt: skip
+        "not answered": lambda: cl.check_answer(unanswered("Exercise 1: J_ex1"), torch.ones(1), "J_ex1"),
     }
     return {what: _message(check) for what, check in fixed.items()}
 
@@ -64,6 +78,7 @@ def test_every_message_of_a_wrong_answer_reads_in_chinese(monkeypatch):
         kept = sorted(re.findall(r"-?\d+(?:\.\d+)?", english[what]))  # every number of the English message
         assert sorted(re.findall(r"-?\d+(?:\.\d+)?", message)) == kept, (what, message)
     assert "2.5" in chinese["values"] and "2" in chinese["values"] and "偏大" in chinese["by hand"]
+    assert "top_k_filter（检查的参考实现）在这次检查中不可用" in chinese["the check's reference"]
 
 
 def test_a_passed_check_says_so_in_chinese_and_english_is_unchanged(monkeypatch, capsys):

@@ -513,3 +513,25 @@ def test_make_student_target_and_gitignore():
         and "course_lib.classroom.student notebooks --out student" in makefile
     )
     assert "student/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_a_chinese_notebooks_student_version_speaks_chinese_and_an_english_one_english():
+    """The twelfth trial: the Chinese edition's stubs, their placeholders' messages and the banner were English.
+    "# YOUR CODE HERE" and "# YOUR ANSWER HERE" stay in both: the notebooks' text quotes them."""
+    name = "04_scaling_and_softmax_gradient.ipynb"
+    zh, zh_exercises = student_notebook(nbformat.read(NOTEBOOKS_DIR / "zh" / name, as_version=4))
+    en, en_exercises = student_notebook(nbformat.read(NOTEBOOKS_DIR / name, as_version=4))
+    zh_stubs = [zh.cells[ex.solution_cell].source for ex in zh_exercises]
+    en_stubs = [en.cells[ex.solution_cell].source for ex in en_exercises]
+    assert zh.cells[1].source.startswith("> **学生版。**") and en.cells[1].source.startswith("> **Student version.**")
+    assert zh_stubs[0].startswith("# YOUR ANSWER HERE：") and 'J_ex1 = unanswered("练习 1：J_ex1")' in zh_stubs[0]
+    assert 'raise NotImplementedError("练习 2：写出 softmax_backward 的函数体")' in zh_stubs[1]
+    assert (
+        'J_ex1 = unanswered("Exercise 1: J_ex1")' in en_stubs[0] and "write the body of softmax_backward" in en_stubs[1]
+    )
+    for path in sorted((NOTEBOOKS_DIR / "zh").glob("[0-9][0-9]_*.ipynb")):  # no stub of the edition in English
+        release, exercises = student_notebook(nbformat.read(path, as_version=4))
+        for ex in exercises:
+            said = [line for line in release.cells[ex.solution_cell].source.splitlines()
+                    if re.search(r'unanswered\("|NotImplementedError\("|YOUR ANSWER HERE', line)]  # fmt: skip
+            assert said and not re.search(r"Exercise|write the body|replace each", "\n".join(said)), (path.name, said)

@@ -28,6 +28,7 @@ import torch
 
 from ..validate import text
 from .delegates import EXTRA_BY_NAME, dotted_name, work_of
+from .messages import say
 from .reach import Reaches, ShortcutError, blocks_autograd, kernels_of
 
 __all__ = ["ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "ShortcutError", "Unanswered", "blocked", "unanswered",
@@ -272,7 +273,7 @@ class Unanswered:
 
     def _fail(self, *args, **kwargs):
         raise NotImplementedError(
-            f"{self.what} is not answered yet: replace `unanswered(...)` in the exercise cell with your answer"
+            say(f"{self.what} is not answered yet: replace `unanswered(...)` in the exercise cell with your answer")
         )
 
     for _name in (

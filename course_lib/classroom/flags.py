@@ -10,6 +10,8 @@ from pathlib import Path
 
 import nbformat
 
+from .messages import NUMPY_ZH_START
+
 __all__ = [
     "BY_HAND_WITH_LIBRARY",
     "NOT_AUTOGRADED",
@@ -23,6 +25,8 @@ __all__ = [
 # The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
 USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
 _NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
+# a refusal of the check's own reference or helper, in English and in the Chinese edition (classroom.messages)
+_THE_CHECKS = ("(the check's", "(a function of the check)", "（检查的参考实现）", "（检查所用的函数）")
 NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
 NOT_YET = "not autograded yet: this student has no autograded folder (grade the class, then write the report)"
 RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the assignment ({names}); nbgrader "
@@ -77,9 +81,9 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
                     found.append((grade_id, "not graded: a builtin the checks use was hidden"))
                 elif "Not graded" in text:
                     found.append((grade_id, "not graded: a checker was changed"))
-                elif "ShortcutError" in text and ("(the check's" in text or "(a function of the check)" in text):
+                elif "ShortcutError" in text and any(mark in text for mark in _THE_CHECKS):
                     found.append((grade_id, "the check's own reference or helper was called"))
-                elif _NUMPY_REFUSAL in text:
+                elif _NUMPY_REFUSAL in text or f"ShortcutError：{NUMPY_ZH_START}" in text:
                     found.append((grade_id, USED_NUMPY))
                 elif "ShortcutError" in text:
                     found.append((grade_id, "a library shortcut was refused"))

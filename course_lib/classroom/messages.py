@@ -20,6 +20,15 @@ import re
 
 from .integrity import NOT_GRADED
 
+# The start of a refused NumPy's message in Chinese (the class report, classroom.flags, reads it as English's)
+NUMPY_ZH_START = "这次检查中不能用 NumPy"
+NUMPY_ZH = (
+    NUMPY_ZH_START
+    + r"：\1 把张量交给了 NumPy（Tensor.numpy；对张量调用 np.asarray 或 np.exp 也会调用它）。这道练习只允许用 "
+    "PyTorch 的张量运算：检查会监视答案运行的每一个 PyTorch 运算，以拒绝那些会替它完成工作的库函数，却看不到 NumPy 算了"
+    "什么。请让数值始终是张量，改用 torch 的函数（torch.exp、torch.where、.sum(dim=...)、@）；笔记本 00 第 6 节列出了有"
+    "这条规则的练习"
+)
 # (an English phrase as a regular expression, its Chinese): applied in this order, each to the whole message
 ZH: tuple[tuple[str, str], ...] = (
     # checks.explain_difference and checks.check_close / check_function / check_answer
@@ -103,6 +112,26 @@ ZH: tuple[tuple[str, str], ...] = (
         r"\. Yours is exactly 0 at (\[[\d, ]*\]) where the expected value is not: a position hidden that should be "
         r"visible \(a mask inverted\? True = may attend\)\?",
         r"。你的值在 \1 处恰为 0，应有值却不是：是不是把本该可见的位置遮住了（掩码取反了？True = 可以关注）？",
+    ),
+    # a refusal (classroom.reach) inside a check's message, and an answer not given yet (classroom.exercises)
+    (
+        r" is not available in this check: the exercise asks (\S+) to do its work without it",
+        r" 在这次检查中不可用：这道练习要求 \1 不借助它完成自己的工作",
+    ),
+    (r" \(the check's reference\) ?", "（检查的参考实现）"),
+    (r" \(a function of the check\) ?", "（检查所用的函数）"),
+    (r" \(the work of ([^()]+)\) ?", r"（即 \1 的工作）"),
+    (
+        r"NumPy is not available in this check: (\S+) handed a tensor to NumPy \(Tensor\.numpy, which np\.asarray or "
+        r"np\.exp of a tensor call too\)\. This exercise asks for PyTorch tensor operations only: its check watches "
+        r"every PyTorch operation the answer runs, to refuse the library functions that would do its work, and cannot "
+        r"see what NumPy computes\. Keep your values as tensors and use torch's functions \(torch\.exp, torch\.where, "
+        r"\.sum\(dim=\.\.\.\), @\) instead; notebook 00, section 6, lists the exercises with this rule",
+        NUMPY_ZH,
+    ),
+    (
+        r" is not answered yet: replace `unanswered\(\.\.\.\)` in the exercise cell with your answer",
+        " 还没有作答：请把练习单元格中的 `unanswered(...)` 换成你的答案",
     ),
     (r"^your answer", "你的答案"),
     (r"^your function", "你的函数"),

@@ -23,6 +23,7 @@ __all__ = [
     "Exercise",
     "clear_outputs",
     "find_exercises",
+    "is_chinese",
     "set_variant",
     "without_hidden_tests",
     "written_parts",
@@ -38,6 +39,14 @@ _CHECK_RE = re.compile(r"\bcheck_(?:answer|close|function)\(|^\s*assert\b", re.M
 # question first, then a paragraph that begins "**Model answer" with the answer and how it is marked.
 WRITTEN_TAG = "written-answer"
 _MODEL_ANSWER_RE = re.compile(r"(?m)^\*\*(?:Model answer|参考答案)")  # "参考答案": a Chinese twin's
+
+
+def is_chinese(nb: NotebookNode) -> bool:
+    """Whether ``nb`` is a notebook of the Chinese edition: its exercises are headed "练习 N"."""
+    return any(
+        cell.cell_type == "markdown" and re.search(r"(?m)^\s*(?:#+|\*\*)\s*练习", "".join(cell.source))
+        for cell in nb.cells
+    )
 
 
 @dataclass

@@ -27,7 +27,7 @@ from nbformat import NotebookNode
 from traitlets import Bool
 
 from .guard import autograde_preprocessors, sanitize_preprocessors
-from .notebook import find_exercises
+from .notebook import find_exercises, is_chinese
 from .stubs import stub_source
 
 __all__ = [
@@ -48,11 +48,11 @@ class StashStubs(Preprocessor):
     enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        stubs = resources.setdefault(_KEY, {})
+        stubs, lang = resources.setdefault(_KEY, {}), "zh" if is_chinese(nb) else "en"
         for ex in find_exercises(nb):
             cell = nb.cells[ex.solution_cell]
             if cell.get("id") and cell.metadata.get("nbgrader", {}).get("solution"):
-                stubs[cell["id"]] = stub_source(cell.source, ex.label)[0]
+                stubs[cell["id"]] = stub_source(cell.source, ex.label, lang)[0]
         return nb, resources
 
 

@@ -85,9 +85,24 @@ def _bound_names(statements: list[ast.stmt]) -> list[str]:
     return names
 
 
-def _top_level_stub(region: list[str], label: str) -> tuple[list[str], list[str]]:
+# What a stub says, in English and in the Chinese edition ({label}: "Exercise 2" or "练习 2"; {name}: a function's or
+# a value's name); "# YOUR CODE HERE" and "# YOUR ANSWER HERE" stay in both, the words the notebooks' text quotes
+SAYS = {
+    "en": {"body": "{label}: write the body of {name}", "value": "{label}: {name}",
+           "answer": "# YOUR ANSWER HERE: replace each unanswered(...) by your answer"},
+    "zh": {"body": "{label}：写出 {name} 的函数体", "value": "{label}：{name}",
+           "answer": "# YOUR ANSWER HERE：把每个 unanswered(...) 换成你的答案"},
+}  # fmt: skip
+
+
+def _label(label: str, lang: str) -> str:
+    return label.replace("Exercise ", "练习 ", 1) if lang == "zh" else label
+
+
+def _top_level_stub(region: list[str], label: str, lang: str = "en") -> tuple[list[str], list[str]]:
     """Stub lines for a solution region at the top level of a cell, and the names the student must write."""
     code = "\n".join(region)
+    says, label = SAYS[lang], _label(label, lang)
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -102,13 +117,13 @@ def _top_level_stub(region: list[str], label: str) -> tuple[list[str], list[str]
             header_end = (body[0].end_lineno if has_doc else body[0].lineno - 1) or node.lineno
             body_indent = " " * body[0].col_offset
             out += region[first - 1 : header_end]
-            out += [f'{body_indent}raise NotImplementedError("{label}: write the body of {node.name}")', ""]
+            out += [f'{body_indent}raise NotImplementedError("{says["body"].format(label=label, name=node.name)}")', ""]
             defs.append(node.name)
     names = _bound_names(tree.body)
     if names:
-        out = ["# YOUR ANSWER HERE: replace each unanswered(...) by your answer", *out]
+        out = [says["answer"], *out]
         out.append("from course_lib.classroom.exercises import unanswered")
-        out += [f'{name} = unanswered("{label}: {name}")' for name in names]
+        out += [f'{name} = unanswered("{says["value"].format(label=label, name=name)}")' for name in names]
     elif defs:
         out = ["# YOUR CODE HERE", *out]
     else:
@@ -118,10 +133,11 @@ def _top_level_stub(region: list[str], label: str) -> tuple[list[str], list[str]
     return out, defs + names
 
 
-def stub_source(source: str, label: str = "Exercise") -> tuple[str, list[str]]:
+def stub_source(source: str, label: str = "Exercise", lang: str = "en") -> tuple[str, list[str]]:
     """Replace every solution region of a code cell by its stub; return the new source and the names to write.
 
-    See the module docstring for the kinds of stub. The result always parses when the input did.
+    See the module docstring for the kinds of stub. The result always parses when the input did. ``lang``: ``zh``
+    for a notebook of the Chinese edition (its stubs' messages in Chinese, :data:`SAYS`).
     """
     lines = lines_of(source)
     regions = solution_regions(source)
@@ -134,11 +150,11 @@ def stub_source(source: str, label: str = "Exercise") -> tuple[str, list[str]]:
         out += lines[previous:begin]
         if indent:
             fn = _enclosing_def(lines, begin, indent)
-            what = f"{label}: write the body of {fn}" if fn else label
+            what = SAYS[lang]["body"].format(label=_label(label, lang), name=fn) if fn else _label(label, lang)
             out += [f"{indent}# YOUR CODE HERE", f'{indent}raise NotImplementedError("{what}")']
             names += [fn] if fn else []
         else:
-            stub, written = _top_level_stub(textwrap.dedent("\n".join(lines[begin + 1 : end])).split("\n"), label)
+            stub, written = _top_level_stub(textwrap.dedent("\n".join(lines[begin + 1 : end])).split("\n"), label, lang)
             out += stub
             names += written
         previous = end + 1

@@ -41,18 +41,33 @@ import nbformat
 from nbformat import NotebookNode
 
 from .nbgrader_source import nbgrader_notebook
-from .notebook import Exercise, clear_outputs, find_exercises, set_variant, without_hidden_tests, written_parts
+from .notebook import (
+    Exercise,
+    clear_outputs,
+    find_exercises,
+    is_chinese,
+    set_variant,
+    without_hidden_tests,
+    written_parts,
+)
 from .stubs import stub_source
 
 __all__ = ["STUDENT_BANNER", "WRITTEN_STUB", "convert", "main", "student_notebook"]
 
 WRITTEN_STUB = "*Your answer (double-click to edit):* ..."
-
 STUDENT_BANNER = (
-    "> **Student version.** The reference solution of every exercise was replaced by a stub that raises\n"
-    "> `NotImplementedError`, and all outputs were cleared. Write your code where the stub is, run the cell, then\n"
-    "> run the check cell after it. The full notebook with solutions and outputs is in the course's `notebooks/`."
+    "> **Student version.** The reference solution of every exercise was replaced by a stub that begins\n"
+    "> `# YOUR CODE HERE` (or `# YOUR ANSWER HERE` where the answer is a value), and all outputs were cleared. Write\n"
+    "> your answer there, run the cell, then run the check cell after it. The full notebook with solutions and\n"
+    "> outputs is in the course's `notebooks/`."
 )
+# The Chinese edition's (course_lib.classroom.notebook.is_chinese)
+ZH = {
+    "written": "*你的回答（双击即可编辑）：* ...",
+    "banner": "> **学生版。** 每道练习的参考答案都换成了一段待填写的占位代码，它以 `# YOUR CODE HERE` 开头"
+    "（答案是一个值时为 `# YOUR ANSWER HERE`），所有输出也都已清空。在那里写上你的答案，运行该单元格，"
+    "再运行它后面的检查单元格。带参考答案和输出的完整笔记本在课程的 `notebooks/zh/` 中。",  # (one line: a line
+}  # break between two Chinese characters would show as a space)
 
 
 def student_notebook(
@@ -64,13 +79,14 @@ def student_notebook(
     cell indices refer to the returned notebook. ``variant_seed`` is written over the notebook's ``VARIANT = 0``.
     """
     nb = copy.deepcopy(nb)
-    exercises = find_exercises(nb)
+    exercises, lang = find_exercises(nb), "zh" if is_chinese(nb) else "en"
     for ex in exercises:
         cell = nb.cells[ex.solution_cell]
-        cell.source, ex.names = stub_source("".join(cell.source), ex.label)
+        cell.source, ex.names = stub_source("".join(cell.source), ex.label, lang)
         if ex.written_cell is not None:  # the question stays, the model answer and its marking go
             question, _ = written_parts("".join(nb.cells[ex.written_cell].source))
-            nb.cells[ex.written_cell].source = f"{question}\n\n{WRITTEN_STUB}"
+            stub = ZH["written"] if lang == "zh" else WRITTEN_STUB
+            nb.cells[ex.written_cell].source = f"{question}\n\n{stub}"
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = without_hidden_tests("".join(cell.source))
@@ -78,7 +94,8 @@ def student_notebook(
         set_variant(nb, variant_seed)
     clear_outputs(nb)
     if banner:
-        nb.cells.insert(1, nbformat.v4.new_markdown_cell(STUDENT_BANNER, id="student-version-note"))
+        note = ZH["banner"] if lang == "zh" else STUDENT_BANNER
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(note, id="student-version-note"))
         for ex in exercises:
             ex.solution_cell += 1
             ex.check_cell = None if ex.check_cell is None else ex.check_cell + 1
