@@ -25,7 +25,8 @@ library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hi
 - **what would run unwatched** (:mod:`course_lib.classroom.unwatched`): in a graded kernel, a thread a cell started
   that runs beside an answer's call, a process started through ``_posixsubprocess.fork_exec`` (made to raise an
   event), a second copy of loaded code (an extension's file loaded again, a loaded course_lib module's file opened,
-  course_lib's code objects taken): refused, and every check after it says "Not graded".
+  course_lib's code objects taken): refused, and every check after it says "Not graded". So is a graded test cell
+  IPython runs other than as written (a transformer a cell added: :mod:`course_lib.classroom.rewritten`).
 
 A hook cannot be removed; outside a graded answer's call and those statements it does little but return. A check
 run inside an answer's call keeps its own record of refusals above the outer call's, never clearing it.
@@ -37,6 +38,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from .rewritten import cell_check
 from .unwatched import FILE_EVENTS, audit_fork_exec, beside_hook, copying_hook, threads_now
 from .unwatched import asker as _asker
 
@@ -154,6 +156,24 @@ def _calling(refused: list[str], beside: Callable[[], str | None]) -> Callable:
     return call
 
 
+def _before_cell_code(cells: list[tuple], busy: list[bool], verified: Callable[[], None], error: type) -> Callable:
+    """What the hook does before code a graded kernel runs: a graded test cell run other than as written is refused
+    (classroom.rewritten), and a statement that names the snapshot's marker runs the verification first."""
+
+    def running(code: object) -> None:
+        busy[0] = True
+        try:
+            why = cells[0][4] and cells[0][4](cells[0][0], code)
+            if why:
+                raise error(f"{NOT_GRADED}: {why}")
+            if cells[0][0] in getattr(code, "co_names", ()):
+                verified()
+        finally:
+            busy[0] = False
+
+    return running
+
+
 def _verifying(cells: list[tuple], spawned: list[str]) -> Callable[[], None]:
     """The verification a graded test cell runs first: "Not graded" for good once a cell was refused a process or
     ctypes (``spawned``), else the snapshot's (``cells``), if one was taken."""
@@ -182,7 +202,7 @@ def _install() -> tuple[Callable, Callable]:
     events, attributes, processes, copies = _FRAME_EVENTS, _FRAME_ATTRIBUTES, _PROCESS_EVENTS, _COPY_EVENTS
     copying, beside = copying_hook(cells, spawned, busy, is_answer, Error), beside_hook(cells, spawned, busy, is_answer)
     call, verified = _calling(refused, beside), _verifying(cells, spawned)
-    code = call.__code__
+    code, running = call.__code__, _before_cell_code(cells, busy, verified, Error)
 
     def hook(event: str, args: tuple) -> None:
         if event == "object.__getattr__":  # the most frequent (a profiler reading frame.f_code): first
@@ -191,13 +211,7 @@ def _install() -> tuple[Callable, Callable]:
             if args[1] not in attributes or busy[0]:
                 return
         elif event == "exec":  # (copying: a module's code run, classroom.unwatched; returns None)
-            if not copying(event, args) and cells and not busy[0] and cells[0][0] in getattr(args[0], "co_names", ()):
-                busy[0] = True
-                try:
-                    verified()
-                finally:
-                    busy[0] = False
-            return
+            return None if copying(event, args) or not cells or busy[0] else running(args[0])
         elif event == "object.__setattr__":
             if args[0] is call:
                 raise Error("the function that calls a graded answer cannot be changed")
@@ -226,8 +240,8 @@ def _install() -> tuple[Callable, Callable]:
             busy[0] = False
 
     def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = ()) -> tuple:
-        if marker and not cells:  # the first snapshot of a kernel stays, with the threads it had
-            cells.append((marker, verify, modes, threads_now()))
+        if marker and not cells:  # the first snapshot of a kernel stays, with the threads it had and its shell's
+            cells.append((marker, verify, modes, threads_now(), cell_check()))
         strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
         return (verified if cells else None), (cells[0][2] if cells else None)
 

@@ -1,0 +1,53 @@
+"""Whether a graded test cell runs as nbgrader wrote it, from inside the kernel: IPython's transformers.
+
+A cell can reach the kernel's shell and append a transformer (``input_transformers_post``, the transformer
+manager's ``cleanup_transforms`` or ``line_transforms``, ``ast_transformers``): every later cell is then rewritten
+before it runs, and a graded test cell rewritten to ``pass`` raises nothing (the twelfth lecturer's trial). The
+guard's reading flags such a cell, and :class:`course_lib.classroom.guard.KeepNotGraded` scores the later test cells
+zero after the notebook ran, outside the kernel. This is the kernel's own line of defence, for a route the reading
+misses: :func:`cell_check`, made when the snapshot is taken (before any cell of the student's runs), gives the audit
+hook (:mod:`course_lib.classroom.watch`) a test it runs before each statement a graded kernel executes. Where the
+cell IPython runs (the last of the shell's history: the cell as sent, and the code IPython made of it, stored before
+it runs; nbgrader's kernels keep history) is a graded test cell (it names the snapshot's marker), that code must be
+what a transformer manager made at the snapshot makes of the cell, and the shell's AST transformers those it had
+then. A cell's statement is known by its code's file name, one IPython's compiler gave a cell. (The stack does not
+lead from the statement to the cell: ipykernel runs IPython's code in tasks of its own.)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+__all__ = ["cell_check"]
+
+WHY = ("a cell changed how the kernel reads the cells after it ({}): the test cell that ran is not the one nbgrader "
+       "wrote")  # fmt: skip
+
+
+def cell_check() -> Callable[[str, object], str | None] | None:
+    """The test for this kernel's shell as it is now, or None outside IPython (a script, the course's tests)."""
+    shell_module = sys.modules.get("IPython.core.interactiveshell")
+    if shell_module is None or not shell_module.InteractiveShell.initialized():
+        return None
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    shell = shell_module.InteractiveShell.instance()
+    history, manager, cells = shell.history_manager, TransformerManager(), getattr(shell.compile, "_filename_map", {})
+    ast_before, last = tuple(shell.ast_transformers), ["", ""]  # (a cell's statements share one reading of it)
+
+    def rewritten(marker: str, code: object) -> str | None:
+        """Why ``code``, about to run, is a statement of a graded test cell not run as written, or None (a module
+        imported, a library's exec: not a cell's code; a cell that is not a graded test cell, or run as written)."""
+        raw, ran = (history.input_hist_raw, history.input_hist_parsed) if history is not None else ((), ())
+        if getattr(code, "co_filename", None) not in cells or not raw or not ran or marker not in raw[-1]:
+            return None
+        if raw[-1] is not last[0]:
+            last[:] = raw[-1], manager.transform_cell(raw[-1]).rstrip()
+        if ran[-1].rstrip() != last[1]:
+            return WHY.format("an input transformer")
+        if tuple(shell.ast_transformers) != ast_before:
+            return WHY.format("an AST transformer")
+        return None
+
+    return rewritten
