@@ -10,6 +10,7 @@ from course_lib.classroom.guard import (
     GuardSubmission,
     KeepNotGraded,
     RestoreHiddenTests,
+    _not_graded,
     bound_names,
     findings,
     tampering,
@@ -206,8 +207,10 @@ def test_a_not_graded_line_scores_zero_even_where_the_kernel_did_not_raise_it():
     ]
     nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "s1"}})
     assert all(c.source.startswith("raise AssertionError('Not graded: code cell 1") for c in nb.cells[2:4])
-    raised = new_output("error", ename="AssertionError", evalue="Not graded: as raised", traceback=[])
-    nb.cells[3].outputs = [raised]  # the line ran here: its own error stays
+    line = _not_graded(nb.cells[3].source)
+    half = new_output("execute_result", data={"text/plain": "0.5"}, execution_count=1)  # a share of the points
+    nb.cells[2].outputs = [half]  # the thirteenth trial: a number written first, then the error
+    nb.cells[3].outputs = [half, new_output("error", ename="AssertionError", evalue=line, traceback=[])]  # it ran
     nb.cells[0].outputs = [new_output("stream", name="stdout", text="set up\n")]
     nb, _ = KeepNotGraded()(nb, {})
     (error,) = nb.cells[2].outputs
@@ -215,7 +218,20 @@ def test_a_not_graded_line_scores_zero_even_where_the_kernel_did_not_raise_it():
     assert error.evalue.endswith(
         "(the cell ran without raising it: a cell before it changed how the kernel runs cells)"
     )
-    assert nb.cells[3].outputs == [raised] and nb.cells[0].outputs[0].text == "set up\n" and not nb.cells[4].outputs
+    assert [(o.output_type, o.evalue) for o in nb.cells[3].outputs] == [("error", line)]
+    assert nb.cells[0].outputs[0].text == "set up\n" and not nb.cells[4].outputs
+
+
+def test_no_graded_test_cell_keeps_a_result_that_nbgrader_would_read_as_partial_credit():
+    from nbformat.v4 import new_output
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [_graded_cell("cl.check_answer(b, 2)", grade=True, locked=True), _graded_cell("0.5", solution=True)]
+    printed = new_output("stream", name="stdout", text="✓ b is correct\n")
+    for cell in nb.cells:
+        cell.outputs = [new_output("execute_result", data={"text/plain": "0.5"}, execution_count=1), printed]
+    nb, _ = KeepNotGraded()(nb, {})
+    assert nb.cells[0].outputs == [printed] and len(nb.cells[1].outputs) == 2, "an answer cell keeps its outputs"
 
 
 def test_a_cell_with_a_bad_indentation_costs_its_exercise_not_the_submission():

@@ -229,10 +229,12 @@ def _not_graded(source: str) -> str | None:
 
 
 class KeepNotGraded(Preprocessor):
-    """nbgrader autograde step after ``Execute``: a test cell :class:`GuardSubmission` made raise "Not graded" scores
-    0, whatever its outputs say. A cell can change how the kernel runs later cells (an IPython input transformer that
-    rewrites each to ``pass``, the twelfth lecturer's trial): the line never ran, the cell shows no error, and nbgrader
-    gave it full points. Outside the kernel, this step puts the error the line raises in the cell's outputs."""
+    """nbgrader autograde step after ``Execute``, on each graded test cell. nbgrader scores such a cell by its outputs,
+    which the kernel makes: an error scores 0, a number as the first result scores that share of the points. A cell
+    :class:`GuardSubmission` made raise "Not graded" gets exactly that error as its outputs, whatever the kernel
+    wrote (a cell can keep the line from raising, an input transformer that rewrites later cells to ``pass``, or
+    write a number first, the twelfth and thirteenth trials); no test cell keeps a result (``execute_result``): the
+    course's tests give their points by passing, never by a value."""
 
     enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
 
@@ -240,10 +242,14 @@ class KeepNotGraded(Preprocessor):
         from nbformat.v4 import new_output
 
         for cell in nb.cells:
-            graded = cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
-            why = _not_graded(cell.source) if graded else None
-            if why and not any(out.get("output_type") == "error" for out in cell.get("outputs", [])):
-                why += " (the cell ran without raising it: a cell before it changed how the kernel runs cells)"
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+                continue
+            cell.outputs = [out for out in cell.get("outputs", []) if out.get("output_type") != "execute_result"]
+            why = _not_graded(cell.source)
+            if why:
+                if not any(out.get("output_type") == "error" and why in out.get("evalue", "") for out in cell.outputs):
+                    why += " (the cell ran without raising it: a cell before it changed how the kernel runs cells)"
                 cell.outputs = [
                     new_output("error", ename="AssertionError", evalue=why, traceback=[f"AssertionError: {why}"])
                 ]
