@@ -101,6 +101,12 @@ TAMPERING = {
     ),
     "the shell's exception handler": "exit._ip.set_custom_exc((AssertionError,), lambda *a: None)",
     "the shell's showtraceback": "e = exit\ne._ip.showtraceback = lambda *a, **k: None",
+    # a thirteenth lecturer's trial: the shell by other ways, and a magic's code hidden behind its options
+    "%timeit's options before the shell": "%timeit -n1 -r1 exit._ip.input_transformers_post.append(lambda l: l)",
+    "the shell as a configurable's parent": "sh = InlineBackend.instance().parent\nsh.transform_cell = lambda c: c",
+    "torch's import by name, a library's internals": "sh = torch._utils._import_dotted_name('IPython.get_ipython')()",
+    "the shell's events": "def before(info=None):\n    pass\nsomething.events.register('pre_run_cell', before)",
+    "%env other than the checks' language": "%env PYTHONPATH=/tmp\ny = 2",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -108,6 +114,8 @@ HONEST = {
     "local names that shadow locked ones": "def f(weights):\n    table = list(weights)\n    table[0] = 1\n    return 0",
     "a tensor's attribute": "x = torch.zeros(2)\nx.requires_grad = True\nx.grad = None",
     "a magic": "%timeit 1 + 1\ny = 2",
+    "a magic with options": "%timeit -n1 -r1 sum(range(3))\n%time y = 2",
+    "the checks' language, as the guide tells a class in Colab": "%env COURSE_LANGUAGE=zh\ny = 2",
     "a syntax error (it fails when run)": "def broken(:\n",
     "getattr with a literal name": "def f(x):\n    return getattr(x, 'shape'), getattr(torch, 'int8'), hasattr(x, 'T')",
     "a parameter named like a module": "def window_params(D, r, F):\n    return (2 * r + 1) * D * F + F",

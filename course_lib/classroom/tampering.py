@@ -49,6 +49,7 @@ import os
 from .dunders import dunder_strings
 from .reaching import reached_through
 from .syntax import (
+    HARMLESS_MAGICS,
     _flat,
     _names_bound,
     _outside_functions,
@@ -57,7 +58,9 @@ from .syntax import (
     bound_names,
     check_names,
     global_uses,
+    harmless_magic_call,
     import_keys,
+    magic_code,
     parse,
 )
 
@@ -79,10 +82,13 @@ _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults_
               # IPython's shell (exit._ip, quit._ip) and what of it rewrites or hides later cells (a twelfth trial)
               "_ip", "input_transformer_manager", "input_transformers_cleanup", "input_transformers_post",
               "cleanup_transforms", "line_transforms", "token_transformers", "ast_transformers", "set_custom_exc",
-              "custom_exceptions", "showtraceback", "user_ns", "user_global_ns", "run_cell"}  # fmt: skip
+              "custom_exceptions", "showtraceback", "user_ns", "user_global_ns", "run_cell",
+              # ... and the other ways to it and its machinery (a thirteenth trial: InlineBackend.instance().parent)
+              "instance", "parent", "shell", "kernel", "events", "displayhook", "display_pub", "transform_cell",
+              "run_code", "run_ast_nodes", "run_cell_async", "history_manager", "InlineBackend", "In", "Out", "_ih",
+              "_oh", "_dh"}  # fmt: skip
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
-_HARMLESS_MAGICS = {"time", "timeit", "matplotlib"}
 _COMPARING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}  # a value's own ==: a check's verdict
 # What switches off or rewrites what the checks see at run time: torch's modes and the switches that turn them off,
 # a tensor's own rules, a kernel registered over PyTorch's (torch.library)
@@ -96,20 +102,6 @@ _ALLOWED_MODULES = {"torch", "numpy", "math", "cmath", "course_lib", "functools"
                     "bisect", "copy", "dataclasses", "typing", "string", "re", "statistics", "random", "time", "json",
                     "unicodedata", "warnings", "abc", "enum", "fractions", "decimal", "textwrap", "matplotlib",
                     "seaborn", "tqdm", "sacrebleu", "tokenizers", "einops"}  # fmt: skip
-
-
-def _magic_code(node: ast.AST) -> tuple[str, str] | None:
-    """``(magic, code)`` of ``get_ipython().run_line_magic('timeit', 'code')`` (or a cell magic), else None."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return None
-    if node.func.attr not in ("run_line_magic", "run_cell_magic") or len(node.args) < 2:
-        return None
-    inner = node.func.value
-    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "get_ipython"):
-        return None
-    args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
-    code = args[-1] if node.func.attr == "run_cell_magic" else args[1]
-    return (args[0], code) if isinstance(args[0], str) and isinstance(code, str) else None
 
 
 def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str], imports: dict[str, str]) -> list[str]:
@@ -237,13 +229,18 @@ def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[s
             and isinstance(n.ctx, ast.Load)]  # fmt: skip
 
 
-def _indirection(tree: ast.AST, protected: set[str], modules: set[str], **read_as: object) -> list[str]:
+def _indirection(tree: ast.AST, protected: set[str], modules: set[str], libraries: set[str], **read_as) -> list[str]:
     found = []
     for node in ast.walk(tree):
-        magic = _magic_code(node)
-        if magic is not None and magic[0] in _HARMLESS_MAGICS:
+        magic = magic_code(node)
+        if magic is not None and magic[0] in HARMLESS_MAGICS:
+            if magic[1] and parse(magic[1]) is None:
+                found.append(f"line {node.lineno}: %{magic[0]} with code that cannot be read")
             found += [f"in %{magic[0]}: {line}" for line in tampering(magic[1], protected, modules, **read_as)]
             continue
+        internal = isinstance(node, ast.Attribute) and node.attr[:1] == "_" != node.attr[1:2]
+        if internal and getattr(_root(node), "id", None) in libraries:  # torch._utils, cl._something
+            found.append(f"line {node.lineno}: uses {node.attr}, a library's internals")
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else name
         if name in _SWITCHING:
@@ -251,20 +248,12 @@ def _indirection(tree: ast.AST, protected: set[str], modules: set[str], **read_a
         if name in _COMPARING:
             found.append(f"line {node.lineno}: defines or uses {name}: a value's own comparison could answer a check")
         if name in _INDIRECTION or name in _INTERNALS:
-            if not (name == "get_ipython" and _is_harmless_magic_call(tree, node)):
+            if not (name == "get_ipython" and harmless_magic_call(tree, node)):
                 found.append(f"line {node.lineno}: uses {name}, which can change what the checks see")
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
             if not _literal_getattr(node):
                 found.append(f"line {node.lineno}: getattr with a computed or internal name")
     return found
-
-
-def _is_harmless_magic_call(tree: ast.AST, name_node: ast.AST) -> bool:
-    for node in ast.walk(tree):
-        magic = _magic_code(node)
-        if magic is not None and magic[0] in _HARMLESS_MAGICS and node.func.value.func is name_node:
-            return True
-    return False
 
 
 def tampering(source: str, protected: set[str], modules: set[str], decided: set[str] = frozenset(), *,
@@ -287,9 +276,10 @@ def tampering(source: str, protected: set[str], modules: set[str], decided: set[
     found = _rebindings(outside, tree, protected | CHECKERS, imports or {})
     found += _handed_on(tree, globals_, modules | {n for node in imported if isinstance(node, ast.Import)
                                          for n in _names_bound(node)})  # fmt: skip
-    modules = _module_aliases(tree, modules | {n for node in imported for n in _names_bound(node)})
+    libraries = modules | {n for node in imported for n in _names_bound(node)}
+    modules = _module_aliases(tree, libraries)
     found += _changes(tree, globals_, protected if made is None else made, modules)
-    found += _indirection(tree, protected, modules, made=made, imports=imports)
+    found += _indirection(tree, protected, modules, libraries, made=made, imports=imports)
     found += _check_reads(tree, globals_, set(decided))
     found += dunder_strings(tree)  # internals named in strings that functools or string.Formatter look up
     found += reached_through(tree)  # torch.os, torch.ctypes, copy's tables, "__torch_" + "dispatch__"
