@@ -113,7 +113,7 @@ def _by_hand_notebook(
             ["torch.tensor(...).masked_fill(...).softmax", "torch.tensor(...).masked_fill"],
         ),
         ("import torch.nn.functional as G\nw = G.softmax(torch.tensor(s), 0)", ["G.softmax"]),
-        ("f = getattr(np, 'exp')\nw = [x / 2 for x in f(s)]", ["np"]),
+        ("f = getattr(np, 'exp')\nw = [x / 2 for x in f(s)]", ["np.exp"]),
         ("w = [math.exp(1) / 11.1073, 0.0, 1 / 11.1073]", []),  # a calculator's arithmetic
         ("w = torch.tensor([0.2447, 0.0, 0.0900, 0.6652])", []),  # numbers written down as a tensor
         ("w = tensor([0.2447, 0.0, 0.0900, 0.6652], dtype=torch.float64)", []),
@@ -165,6 +165,10 @@ def test_a_by_hand_answer_computed_with_the_library_is_flagged_not_zeroed(tmp_pa
         ("w = cl.attention_weights(s, m)", ["cl.attention_weights"]),  # the tenth lecturer's cl.softmax_jacobian
         ("from course_lib import attention_weights as aw\nw = aw(s, m).tolist()", ["cl.attention_weights"]),
         ("f = cl.attention_weights\nw = [float(x) for x in f(s, m)]", ["cl.attention_weights"]),
+        ("%time w = cl.attention_weights(s, m)", ["cl.attention_weights"]),  # a thirteenth trial's n06
+        ("%%time\nw = cl.attention_weights(s, m)", ["cl.attention_weights"]),
+        ("w = getattr(cl, 'attention_weights')(s, m)", ["cl.attention_weights"]),  # n07
+        ("from course_lib import *\nw = attention_weights(s, m)", ["cl.attention_weights"]),  # n08
         ("w = torch.softmax(torch.tensor(s), 0)", []),  # the library, not the check's function: flagged only
         ("w = np.exp(s) / np.exp(s).sum()", []),
         ("w = [0.2447, 0.0, 0.0900, 0.6652]\ncl.check_answer('w', w, [0.24, 0.0, 0.09, 0.67])", []),  # a self-check
@@ -183,6 +187,7 @@ def test_a_by_hand_answer_that_calls_its_checks_reference_is_named(answer, named
         ("def helper(s, m):\n    return cl.attention_weights(s, m)", "w = helper(s, m).tolist()"),  # a1_othercell
         ("w = weights(s, m)", "def weights(s, m):\n    return inner(s, m)\n\n\ninner = cl.attention_weights"),
         ("w = helper(s, m)", "helper = lambda s, m: [float(x) for x in cl.attention_weights(s, m)]"),
+        ("w = helper(s, m)", "for helper in (cl.attention_weights,):\n    pass"),  # a thirteenth trial's n13
     ],
 )
 def test_a_helper_the_student_wrote_elsewhere_that_calls_the_checks_reference_is_named(answer, added):

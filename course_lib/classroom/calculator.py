@@ -35,13 +35,35 @@ CONSTRUCTORS = frozenset({"tensor", "as_tensor", "array", "asarray", "float16", 
 PLACEHOLDER = "course_lib.classroom.exercises.unanswered"  # the student release's answer, before the student's
 _HEADING = re.compile(r"(?m)^\s*(?:#+|\*\*)\s*(?:Exercise\b|练习).*$")
 _MAGIC = re.compile(r"(?m)^\s*[%!].*$")
+_TIMED = re.compile(r"(?m)^(\s*)%{1,2}time(?:it)?\b(?:\s+-[A-Za-z]+\s*\d*)*[ \t]*")  # %time's code is code
+
+
+class _Literal(ast.NodeTransformer):
+    """``getattr(cl, "softmax_jacobian")`` read as ``cl.softmax_jacobian``."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        name = node.args[1] if getattr(node.func, "id", None) == "getattr" and len(node.args) == 2 else None
+        if isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier():
+            return ast.copy_location(ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Load()), node)
+        return node
 
 
 def _tree(source: str) -> ast.Module | None:
     try:
-        return ast.parse(_MAGIC.sub("", source))
+        return _Literal().visit(ast.parse(_MAGIC.sub("", _TIMED.sub(r"\1", source))))
     except SyntaxError:
         return None
+
+
+def _star(module: str) -> dict[str, str]:
+    """The names ``from module import *`` binds, each to its dotted origin."""
+    try:
+        found = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a module that fails to import binds nothing the reading can name
+        return {}
+    names = getattr(found, "__all__", None) or [name for name in vars(found) if not name.startswith("_")]
+    return {name: f"{module}.{name}" for name in names}
 
 
 def _bound(nb: NotebookNode) -> dict[str, str]:
@@ -55,7 +77,9 @@ def _bound(nb: NotebookNode) -> dict[str, str]:
                 bound |= {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
                           for a in node.names}  # fmt: skip
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                bound |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+                bound |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"}
+                if any(a.name == "*" for a in node.names) and node.module.split(".")[0] in LIBRARIES:
+                    bound |= _star(node.module)
     libraries = {name: origin for name, origin in bound.items() if origin.split(".")[0] in LIBRARIES}
     return {name: origin for name, origin in libraries.items() if origin != PLACEHOLDER}
 
@@ -118,11 +142,11 @@ def _definitions(trees: list[ast.Module]) -> dict[str, list[ast.stmt]]:
     for tree in trees:
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                found.setdefault(stmt.name, []).append(stmt)
-            elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for name in {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
-                    found.setdefault(name, []).append(stmt)
+                names = {stmt.name}
+            else:  # an assignment, a for loop's or a with's target, := anywhere in it (n13: `for helper in (f,)`)
+                names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            for name in names:
+                found.setdefault(name, []).append(stmt)
     return found
 
 
