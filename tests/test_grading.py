@@ -433,7 +433,7 @@ def assert_cheats_refused(root: Path, assignment: str, nb_path: Path, source, ch
                     assert scores[grade_id][student] == 0 and refused, (student, grade_id, errors)
                 else:  # an answer refused where it is read: the later ones score unless the reading flagged the cell
                     assert scores[grade_id][student] == full or refused, (student, grade_id, errors)
-        assert any(why.startswith(("not graded", "tampering")) for _, why in flags[student]), flags
+        assert any(why.startswith(("not graded", "tampering", "the check's own")) for _, why in flags[student]), flags
 
 
 def hand_in(root, assignment, nb_path, source, release, student, label, attack):
@@ -549,6 +549,25 @@ def test_the_twelfth_trials_cheats_on_12_score_zero_and_are_flagged(tmp_path):
         hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
     assert_cheats_refused(root, assignment, nb_path, source, cheats)
     assert (root / "nbgrader_config.py").read_text() == config, "the course folder's config was written"
+
+
+@needs_grading
+def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's THIRTEENTH_04 attacks handed in after the reference answer of exercise 1 (by hand),
+    graded by nbgrader with the guard, as its own student: the shell reached (and later cells rewritten, emptied,
+    cleared, or scored by a number written first) costs exercise 1 and every later one, "Not graded"; the check's
+    reference in disguise costs exercise 1 only; the class report flags each."""
+    from tests.heldout.attacks_thirteenth import THIRTEENTH_04_REFERENCE, THIRTEENTH_04_SHELL
+
+    root, assignment, nb_path, source, release = released(tmp_path, "04")
+    attacked = [e.label for e in find_exercises(source)].index("Exercise 1")
+    cheats = {}
+    for lasting, attacks in ((True, THIRTEENTH_04_SHELL), (False, THIRTEENTH_04_REFERENCE)):
+        for name, attack in sorted(attacks.items()):
+            student = name.split(":")[0].replace("_", "-")
+            cheats[student] = (attacked, lasting)
+            hand_in(root, assignment, nb_path, source, release, student, "Exercise 1", attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
 
 
 @needs_grading
