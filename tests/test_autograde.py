@@ -65,10 +65,18 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
         _graded_cell("e1", "AssertionError", "my_softmax raised ShortcutError: aten::_softmax is not available"),
         _graded_cell("e2", "AssertionError", "Not graded: code cell 12 line 1: assigns to cl.check_answer"),
         _graded_cell("e3", "AssertionError", "my_softmax is wrong on trial 1"),  # wrong, not flagged
-    ]
+        _graded_cell("e4", "AssertionError", "Not graded: a cell asked for the file ../../../gradebook.db "
+                     "(sqlite3.connect), refused in a graded notebook (another process or thread, ...)"),
+        _graded_cell("e5", "Refused", "Not graded: a cell changed how the kernel reads the cells after it (an input "
+                     "transformer): the test cell that ran is not the one nbgrader wrote"),
+    ]  # fmt: skip
     _hand_in_and_grade(tmp_path / "submitted" / "bob" / "a04", nb, "04.ipynb")
-    assert flagged(tmp_path, "a04", "bob") == [("e1", "a library shortcut was refused"),
-                                              ("e2", "not graded: a checker was changed")]  # fmt: skip
+    assert flagged(tmp_path, "a04", "bob") == [
+        ("e1", "a library shortcut was refused"),
+        ("e2", "not graded: a checker was changed"),
+        ("e4", "not graded: a cell asked for the file ../../../gradebook.db (sqlite3.connect)"),
+        ("e5", "not graded: a test cell did not run as written (a transformer)"),
+    ]
 
 
 def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_path):

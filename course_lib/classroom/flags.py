@@ -6,6 +6,7 @@ the files a submission wrote while it was graded; a notebook nbgrader could not 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -25,6 +26,7 @@ __all__ = [
 # The label of a test cell that refused NumPy (classroom.reach's message begins with _NUMPY_REFUSAL): not a flag
 USED_NUMPY = "used NumPy (refused: the exercise asks for tensor operations only, see notebook 00)"
 _NUMPY_REFUSAL = "ShortcutError: NumPy is not available in this check"
+_ASKED = re.compile(r"Not graded: a cell asked for (.+?), refused in a graded notebook")  # classroom.watch
 # a refusal of the check's own reference or helper, in English and in the Chinese edition (classroom.messages)
 _THE_CHECKS = ("(the check's", "(a function of the check)", "（检查的参考实现）", "（检查所用的函数）")
 NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
@@ -79,6 +81,10 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
                     found.append((grade_id, "the check's own reference or helper was called"))
                 elif "Not graded" in text and "hides the builtin" in text:
                     found.append((grade_id, "not graded: a builtin the checks use was hidden"))
+                elif "Not graded" in text and (asked := _ASKED.search(text)):  # a process, a course-folder file
+                    found.append((grade_id, f"not graded: a cell asked for {asked[1]}"))
+                elif "Not graded" in text and "changed how the kernel reads the cells" in text:  # classroom.rewritten
+                    found.append((grade_id, "not graded: a test cell did not run as written (a transformer)"))
                 elif "Not graded" in text:
                     found.append((grade_id, "not graded: a checker was changed"))
                 elif "ShortcutError" in text and any(mark in text for mark in _THE_CHECKS):
