@@ -182,7 +182,7 @@ def write_report(root: str | Path, assignment: str) -> str:
     text = format_report(assignment, summaries, flags) + (SOURCE_READABLE if (root / "source").is_dir() else "")
     (root / "reports").mkdir(exist_ok=True)
     (root / "reports" / f"{assignment}.md").write_text(text, encoding="utf-8")
-    students = sorted({s for summary in summaries for s in summary.scores})
+    students = sorted({s for summary in summaries for s in summary.scores} | set(flags))  # (not graded: zeros)
     with open(root / "reports" / f"{assignment}.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["student", *(s.grade_id for s in summaries), "total so far", "flagged", "refused NumPy"])
@@ -201,11 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None, help="processes at once (default: the CPU cores)")
     parser.add_argument("--report", action="store_true", help="only write the report of what is graded")
     parser.add_argument("--root", default=".", help="the nbgrader course folder (default: here)")
+    parser.add_argument("--students", nargs="+", default=(), help="grade only these (default: every submission)")
     args = parser.parse_args(argv)
     failed = {}
     if not args.report:
         start = time.perf_counter()
-        results = autograde_class(args.root, args.assignment, jobs=args.jobs)
+        results = autograde_class(args.root, args.assignment, jobs=args.jobs, students=args.students)
         wall = time.perf_counter() - start
         failed = {s: graded.log[-2000:] for s, graded in results.items() if not graded.ok}
         busy = sum(graded.seconds for graded in results.values())
