@@ -392,7 +392,7 @@ def test_the_csv_counts_numpy_refusals_apart(tmp_path, monkeypatch):
     autograde.write_report(tmp_path, "a04")
     rows = (tmp_path / "reports" / "a04.csv").read_text().splitlines()
     assert rows == ["student,e1,e2,total so far,flagged,refused NumPy", "ann,0.0,1.0,1.0,0,1", "bob,0.0,0.0,0.0,1,1",
-                    "cy,0.0,0.0,0.0,1,0"], "a student not graded yet is on the sheet too (the thirteenth trial)"  # fmt: skip
+                    "cy,0.0,0.0,0.0,1,0"], "a student not graded yet is on the sheet (a thirteenth trial)"  # fmt: skip
     # the eleventh trial read a solution from source/ for full marks: the report says when source/ was readable
     assert autograde.SOURCE_READABLE not in autograde.write_report(tmp_path, "a04")
     (tmp_path / "source" / "a04").mkdir(parents=True)
