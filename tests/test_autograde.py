@@ -196,6 +196,10 @@ def test_a_by_hand_answer_that_calls_its_checks_reference_is_named(answer, named
         ("w = weights(s, m)", "def weights(s, m):\n    return inner(s, m)\n\n\ninner = cl.attention_weights"),
         ("w = helper(s, m)", "helper = lambda s, m: [float(x) for x in cl.attention_weights(s, m)]"),
         ("w = helper(s, m)", "for helper in (cl.attention_weights,):\n    pass"),  # a thirteenth trial's n13
+        ("w = tools['j'](s, m)", "tools = {}\ntools['j'] = cl.attention_weights"),  # a fourteenth trial's s05
+        ("w = helper(s, m)", "match cl.attention_weights:\n    case helper:\n        pass"),  # s06
+        ("w = helper(s, m)", "def setup():\n    global helper\n    helper = cl.attention_weights\n\n\nsetup()"),
+        ("w = Box.j(s, m)", "class Box:\n    pass\n\n\nBox.j = cl.attention_weights"),  # s08
     ],
 )
 def test_a_helper_the_student_wrote_elsewhere_that_calls_the_checks_reference_is_named(answer, added):

@@ -107,6 +107,12 @@ TAMPERING = {
     "torch's import by name, a library's internals": "sh = torch._utils._import_dotted_name('IPython.get_ipython')()",
     "the shell's events": "def before(info=None):\n    pass\nsomething.events.register('pre_run_cell', before)",
     "%env other than the checks' language": "%env PYTHONPATH=/tmp\ny = 2",
+    # a fourteenth lecturer's trial: the kernel's message handlers, an AST transform, sys's table, a pickle
+    "torch's import by name, imported": "from torch.serialization import _import_dotted_name as find\nh = find('x')",
+    "sys's table of modules": "loaded = sys.modules\nh = loaded['ipykernel.kernelbase'].Kernel",
+    "a private name gone through": "p = plt\nsh = p._backend_mod.InteractiveShell",
+    "the shell's AST transform": "sh.transform_ast = lambda node: node",
+    "a pickle loaded by torch": "handlers = torch.load(tape, weights_only=False)",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -116,6 +122,8 @@ HONEST = {
     "a magic": "%timeit 1 + 1\ny = 2",
     "a magic with options": "%timeit -n1 -r1 sum(range(3))\n%time y = 2",
     "the checks' language, as the guide tells a class in Colab": "%env COURSE_LANGUAGE=zh\ny = 2",
+    "a class's own private attributes": "class A:\n    def __init__(self):\n        self._cache = {}\n\n"
+    "    def f(self):\n        return self._cache.get(1)",
     "a syntax error (it fails when run)": "def broken(:\n",
     "getattr with a literal name": "def f(x):\n    return getattr(x, 'shape'), getattr(torch, 'int8'), hasattr(x, 'T')",
     "a parameter named like a module": "def window_params(D, r, F):\n    return (2 * r + 1) * D * F + F",
@@ -214,7 +222,7 @@ def test_a_not_graded_line_scores_zero_even_where_the_kernel_did_not_raise_it():
         _graded_cell("pass", solution=True),
     ]
     nb, _ = GuardSubmission()(nb, {"nbgrader": {"student": "s1"}})
-    assert all(c.source.startswith("raise AssertionError('Not graded: code cell 1") for c in nb.cells[2:4])
+    assert all(_not_graded(c.source).startswith("Not graded: code cell 1") for c in nb.cells[2:4])
     line = _not_graded(nb.cells[3].source)
     half = new_output("execute_result", data={"text/plain": "0.5"}, execution_count=1)  # a share of the points
     nb.cells[2].outputs = [half]  # the thirteenth trial: a number written first, then the error

@@ -135,6 +135,12 @@ def _editable(nb: NotebookNode, sources: list[str]) -> list[bool]:
             for cell, meta, source in zip(nb.cells, metas, sources, strict=True)]  # fmt: skip
 
 
+def _root_name(node: ast.AST) -> ast.AST:
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        node = node.value
+    return node
+
+
 def _definitions(trees: list[ast.Module]) -> dict[str, list[ast.stmt]]:
     """Each name the student's cells bind at their top level (a function, a class, an assignment: ``helper =
     cl.softmax_jacobian``) -> the statements that bind it."""
@@ -142,9 +148,14 @@ def _definitions(trees: list[ast.Module]) -> dict[str, list[ast.stmt]]:
     for tree in trees:
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names = {stmt.name}
-            else:  # an assignment, a for loop's or a with's target, := anywhere in it (n13: `for helper in (f,)`)
+                names = {stmt.name}  # and the globals its body binds (`global helper`)
+                names |= {name for n in ast.walk(stmt) if isinstance(n, ast.Global) for name in n.names}
+            else:  # an assignment, a for loop's or a with's target, := or a match's capture anywhere in it
                 names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                names |= {n.name for n in ast.walk(stmt) if isinstance(n, ast.MatchAs | ast.MatchStar) and n.name}
+                targets = [n for n in ast.walk(stmt) if isinstance(n, ast.Subscript | ast.Attribute)
+                           and isinstance(n.ctx, ast.Store)]  # fmt: skip
+                names |= {root.id for n in targets if isinstance(root := _root_name(n), ast.Name)}  # tools["j"] = f
             for name in names:
                 found.setdefault(name, []).append(stmt)
     return found

@@ -17,25 +17,24 @@ finding, each of these:
   ``f_globals``, ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``,
   ``importlib``, ``gc``, ``inspect``, ``ctypes``, ``pickle``, ``unittest.mock``, ...);
 - **a module handed on as a value** (``patch(F)``, ``[cl]``, ``G, H = F, np``): a module is used through its
-  attributes, or under another name by a plain ``G = F`` (which is followed); a function that receives it could
-  change it unseen;
+  attributes, or under another name by a plain ``G = F`` or ``checks = cl.classroom.checks`` (read as the module);
+  a function that receives it could change it unseen;
 - **the check's own names**: reading a name that only the graded test cells bind (their reference, inputs and
   helpers, such as notebook 14's ``translator_mask``): an answer may not call what the check uses to decide;
 - **what switches the checks' watch off or rewrites it**: torch's modes (``TorchFunctionMode``, ...), the switches
   that turn them off (``torch._C._DisableTorchDispatch``, ...), a class with its own ``__torch_function__``, a kernel
   registered over PyTorch's (``torch.library``), and importing a module an answer does not need (one written to a
   file at run time, ``os``, ``subprocess``, ...: only ``_ALLOWED_MODULES`` and their submodules pass);
-- a name bound to a module by a plain attribute chain (``checks = cl.classroom.checks``) is read as the module;
 - internals named in strings handed to an allowed module that looks them up: ``functools.update_wrapper`` /
   ``wraps`` with ``assigned=``, ``string.Formatter``, a ``str.format`` whose format string is not a literal or reads
   an internal (:mod:`course_lib.classroom.dunders`);
 - what a cell reaches through another module's attributes (``torch.os``, ``torch.ctypes``, ``torch.cuda.graphs.gc``,
   ``torch.utils._python_dispatch``, ``copy._deepcopy_dispatch``) or names in a string built from pieces
   (``"__torch_" + "dispatch__"``): :mod:`course_lib.classroom.reaching`;
-- the code given to ``%time`` / ``%timeit`` is read the same way (those magics are otherwise harmless).
+- a library's internals gone through (``torch._utils.x``), ``sys``'s tables, ``torch.load``; ``%time``'s code too.
 
-A reading finds what is written, not every effect code can have: what only shows when the code runs (a mode left
-switched on, an answer tensor with its own rules) is checked at run time too (:mod:`course_lib.classroom.integrity`).
+A reading finds what is written, not every effect code can have: what shows when the code runs (a mode left on, an
+answer tensor with its own rules) is checked at run time too (:mod:`course_lib.classroom.integrity`).
 """
 
 from __future__ import annotations
@@ -86,7 +85,9 @@ _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults_
               # ... and the other ways to it and its machinery (a thirteenth trial: InlineBackend.instance().parent)
               "instance", "parent", "shell", "kernel", "events", "displayhook", "display_pub", "transform_cell",
               "run_code", "run_ast_nodes", "run_cell_async", "history_manager", "InlineBackend", "In", "Out", "_ih",
-              "_oh", "_dh"}  # fmt: skip
+              "_oh", "_dh", "transform_ast", "shell_handlers", "control_handlers", "kernelbase",
+              "_import_dotted_name", "_instance", "_backend_mod"}  # fmt: skip
+_SYS_PLAIN = {"float_info", "int_info", "maxsize", "version", "version_info", "platform", "stdout", "stderr"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
 _COMPARING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}  # a value's own ==: a check's verdict
@@ -130,6 +131,21 @@ def _unusual_imports(node: ast.Import | ast.ImportFrom) -> list[str]:
              for m in full if m.startswith(_SWITCHING_MODULES)]  # fmt: skip
     top = {m.split(".")[0] for m in imported if m} - _ALLOWED_MODULES - _REACHING_MODULES
     return found + [f"line {node.lineno}: imports {m}, not a module an answer needs" for m in sorted(top)]
+
+
+def _internals(node: ast.AST, libraries: set[str]) -> list[str]:
+    """A private name gone through (``torch._utils.x``; not ``self._x.y``; a private function called is a shortcut,
+    refused as it runs), an import of the internals, ``sys``'s tables, a loader of pickles (``torch.load``)."""
+    inner = node.value if isinstance(node, ast.Attribute | ast.Subscript) else None
+    private = isinstance(inner, ast.Attribute) and inner.attr[:1] == "_" != inner.attr[1:2]
+    if private and getattr(_root(inner), "id", None) not in ("self", "cls"):
+        return [f"line {node.lineno}: uses {inner.attr}, the internals of a library"]
+    root = getattr(_root(node), "id", None) if isinstance(node, ast.Attribute) else None
+    if isinstance(node, ast.ImportFrom) and any(a.name in _INTERNALS for a in node.names):
+        return [f"line {node.lineno}: imports a name of {node.module} that reaches other code"]
+    if root == "sys" and node.attr not in _SYS_PLAIN or root in libraries and node.attr in ("load", "hub"):
+        return [f"line {node.lineno}: uses {root}.{node.attr}, which reaches other code"]
+    return []
 
 
 def _module_aliases(tree: ast.AST, modules: set[str]) -> set[str]:
@@ -238,9 +254,7 @@ def _indirection(tree: ast.AST, protected: set[str], modules: set[str], librarie
                 found.append(f"line {node.lineno}: %{magic[0]} with code that cannot be read")
             found += [f"in %{magic[0]}: {line}" for line in tampering(magic[1], protected, modules, **read_as)]
             continue
-        internal = isinstance(node, ast.Attribute) and node.attr[:1] == "_" != node.attr[1:2]
-        if internal and getattr(_root(node), "id", None) in libraries:  # torch._utils, cl._something
-            found.append(f"line {node.lineno}: uses {node.attr}, a library's internals")
+        found += _internals(node, libraries)
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else name
         if name in _SWITCHING:

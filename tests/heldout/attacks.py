@@ -800,11 +800,13 @@ cl.check_answer([weights_ex1], expected_ex1, "masked weights", atol=5e-5)  # as 
 """,
     ),
 }
-# read as tampering since the reading of strings handed to functools and string.Formatter (classroom.dunders); kim2
-# since a library's internals are read as tampering (its torch.ops.aten._scaled_dot_product_attention_math; the table
-# handed to a function of the cell and emptied in place is still not followed: the run time refuses the kernel)
-READ_05 = set(LECTURER_05_ATTACKS)
-READ_HOLES: dict[str, str] = {}
+# read as tampering since the reading of strings handed to functools and string.Formatter (classroom.dunders)
+READ_05 = {name for name in LECTURER_05_ATTACKS if not name.startswith("kim2")}
+READ_HOLES = {
+    "kim2: reach.KERNELS emptied in place through a function, then an aten kernel does fixed_attention's work": (
+        "a course table handed to a function of the cell, which changes it in place: no reading follows a value"
+    )
+}
 
 CAUGHT = {
     # closed on 2026-12: blocking a course function blocks its unchecked twins, read from its source

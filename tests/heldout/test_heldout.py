@@ -222,7 +222,12 @@ def test_a_twin_shortcut_scores_zero_in_the_real_check_and_is_flagged(name, tmp_
     make_inputs = EXERCISES[name.split(":")[0]][1]
     with pytest.raises(AssertionError, match=r"raised ShortcutError: course_lib\.\S+ \(the work of course_lib") as err:
         check_function(fn, reference, make_inputs, name="answer", trials=2, without=names)
-    assert _flagged(tmp_path, SHORTCUT_ATTACKS[name], str(err.value)) == [("test", "a library shortcut was refused")]
+    _refused_and_read(_flagged(tmp_path, SHORTCUT_ATTACKS[name], str(err.value)))
+
+
+def _refused_and_read(flags: list[tuple[str, str]]) -> None:
+    """The test refused the shortcut (a private function called is a shortcut, not tampering: classroom.tampering)."""
+    assert flags == [("test", "a library shortcut was refused")], flags
 
 
 def _decoder_mask_is_right(ns, g):
@@ -268,7 +273,7 @@ def test_a_notebook_shortcut_is_right_yet_refused_by_its_check_and_flagged(name,
         exec(compile(_check_cells(number)[label], "<check cell>", "exec"), namespace)
     assert is_right(namespace, torch.Generator().manual_seed(3))  # (what it reads was bound before the refusal)
     shown = f"{err.type.__name__}: {err.value}" if err.type is not AssertionError else str(err.value)
-    assert _flagged(tmp_path, NOTEBOOK_SHORTCUTS[name], shown) == [("test", "a library shortcut was refused")]
+    _refused_and_read(_flagged(tmp_path, NOTEBOOK_SHORTCUTS[name], shown))
 
 
 @cache
