@@ -27,6 +27,20 @@ The check's reference in disguise (exercise 1 only):
 _J = "(torch.tensor(weights_ex1, dtype=torch.float64)).tolist()"
 _SHELL = "InlineBackend.instance().parent"
 
+_FIRST = """
+sh = SHELL
+
+
+def before(info=None):
+    try:
+        sh.displayhook(0.5)
+    except Exception:
+        pass
+
+
+sh.events.register("pre_run_cell", before)
+"""
+
 THIRTEENTH_04_SHELL = {
     "n01_timeit: a transformer from inside %timeit, behind its options": (
         "%timeit -n1 -r1 exit._ip.input_transformers_post.append(lambda lines: ['pass\\n'])\n"
@@ -34,32 +48,8 @@ THIRTEENTH_04_SHELL = {
     "n03_parent: the shell as a configurable's parent, transform_cell replaced": (
         f"sh = {_SHELL}\nsh.transform_cell = lambda raw_cell: 'pass\\n'\n"
     ),
-    "n04_displayhook: a number written first in every cell": f"""
-sh = {_SHELL}
-
-
-def before(info=None):
-    try:
-        sh.displayhook(0.5)
-    except Exception:
-        pass
-
-
-sh.events.register("pre_run_cell", before)
-""",
-    "n05_displayhook_flagged: the same through exit._ip": """
-sh = exit._ip
-
-
-def before(info=None):
-    try:
-        sh.displayhook(0.5)
-    except Exception:
-        pass
-
-
-sh.events.register("pre_run_cell", before)
-""",
+    "n04_displayhook: a number written first in every cell": _FIRST.replace("SHELL", _SHELL),
+    "n05_displayhook_flagged: the same through exit._ip": _FIRST.replace("SHELL", "exit._ip"),
     "n09_dotted: the reference fetched by torch's import by name": (
         f"J_ex1 = torch._utils._import_dotted_name('course_lib.softmax_jacobian'){_J}\n"
     ),
