@@ -553,16 +553,18 @@ def test_the_twelfth_trials_cheats_on_12_score_zero_and_are_flagged(tmp_path):
 
 @needs_grading
 def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path):
-    """Each of tests/heldout's THIRTEENTH_04 attacks handed in after the reference answer of exercise 1 (by hand),
-    graded by nbgrader with the guard, as its own student: the shell reached (and later cells rewritten, emptied,
-    cleared, or scored by a number written first) costs exercise 1 and every later one, "Not graded"; the check's
-    reference in disguise costs exercise 1 only; the class report flags each."""
+    """Each of tests/heldout's THIRTEENTH_04 and FOURTEENTH_04 attacks handed in after the reference answer of
+    exercise 1 (by hand), graded by nbgrader with the guard, as its own student: the kernel or its shell reached (and
+    later cells rewritten, emptied, cleared, or scored by a number written first) costs exercise 1 and every later
+    one, "Not graded"; the check's reference in disguise costs exercise 1 only; the class report flags each."""
+    from tests.heldout.attacks_fourteenth import FOURTEENTH_04_KERNEL, FOURTEENTH_04_REFERENCE
     from tests.heldout.attacks_thirteenth import THIRTEENTH_04_REFERENCE, THIRTEENTH_04_SHELL
 
     root, assignment, nb_path, source, release = released(tmp_path, "04")
     attacked = [e.label for e in find_exercises(source)].index("Exercise 1")
     cheats = {}
-    for lasting, attacks in ((True, THIRTEENTH_04_SHELL), (False, THIRTEENTH_04_REFERENCE)):
+    for lasting, attacks in ((True, {**THIRTEENTH_04_SHELL, **FOURTEENTH_04_KERNEL}),
+                             (False, {**THIRTEENTH_04_REFERENCE, **FOURTEENTH_04_REFERENCE})):  # fmt: skip
         for name, attack in sorted(attacks.items()):
             student = name.split(":")[0].replace("_", "-")
             cheats[student] = (attacked, lasting)
