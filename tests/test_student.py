@@ -529,6 +529,9 @@ def test_a_chinese_notebooks_student_version_speaks_chinese_and_an_english_one_e
     assert (
         'J_ex1 = unanswered("Exercise 1: J_ex1")' in en_stubs[0] and "write the body of softmax_backward" in en_stubs[1]
     )
+    graded, _ = nbgrader_notebook(nbformat.read(NOTEBOOKS_DIR / "zh" / name, as_version=4), "a04zh")
+    notes = [c.source.splitlines()[0] for c in graded.cells if c.get("id", "").endswith("-hidden")]
+    assert notes and all(n.startswith("# 练习 ") and "隐藏测试" in n for n in notes), notes
     for path in sorted((NOTEBOOKS_DIR / "zh").glob("[0-9][0-9]_*.ipynb")):  # no stub of the edition in English
         release, exercises = student_notebook(nbformat.read(path, as_version=4))
         for ex in exercises:

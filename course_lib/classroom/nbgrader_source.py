@@ -28,7 +28,16 @@ import re
 import nbformat
 from nbformat import NotebookNode
 
-from .notebook import HIDDEN_BEGIN, HIDDEN_END, VARIANT_RE, Exercise, clear_outputs, find_exercises, written_parts
+from .notebook import (
+    HIDDEN_BEGIN,
+    HIDDEN_END,
+    VARIANT_RE,
+    Exercise,
+    clear_outputs,
+    find_exercises,
+    is_chinese,
+    written_parts,
+)
 from .stubs import lines_of, solution_regions
 
 __all__ = ["nbgrader_notebook"]
@@ -122,6 +131,7 @@ def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name
     """Partial credit: a check cell that ends in hidden tests becomes two graded cells, in place, the visible check
     and the hidden tests (other inputs, edge cases), each worth half the exercise's points. nbgrader scores a test cell
     in full or not at all, so an answer that passes the check a student saw and fails an edge case earns half."""
+    chinese = is_chinese(nb)
     for ex in sorted((e for e in exercises if e.check_cell is not None), key=lambda e: -e.check_cell):
         cell = nb.cells[ex.check_cell]
         lines = cell.source.split("\n")
@@ -135,6 +145,9 @@ def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name
         half = cell.metadata["nbgrader"]["points"] / 2
         cell.metadata["nbgrader"]["points"] = half
         note = f"# {ex.label}: its hidden tests (other inputs, edge cases) run here when your work is graded."
+        if chinese:
+            label = ex.label.replace("Exercise", "练习")
+            note = f"# {label}：它的隐藏测试（其他输入、边界情况）在你的作业评分时在这里运行。"
         hidden = nbformat.v4.new_code_cell(f"{note}\n" + "\n".join(lines[begin : end + 1]))
         hidden.id = f"{cell.get('id', 'cell')}-hidden"[:64]
         hidden.metadata = copy.deepcopy(cell.metadata)
