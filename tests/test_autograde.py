@@ -14,6 +14,7 @@ from course_lib.classroom.flags import (
     NOT_AUTOGRADED,
     NOT_THE_ASSIGNMENT,
     NOT_YET,
+    READ_AS_TAMPERING,
     RENAMED,
     USED_NUMPY,
     flagged,
@@ -73,7 +74,7 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
     _hand_in_and_grade(tmp_path / "submitted" / "bob" / "a04", nb, "04.ipynb")
     assert flagged(tmp_path, "a04", "bob") == [
         ("e1", "a library shortcut was refused"),
-        ("e2", "not graded: a checker was changed"),
+        ("e2", READ_AS_TAMPERING),  # the guard's line (a fourteenth trial: "a checker was changed" misled)
         ("e4", "not graded: a cell asked for the file ../../../gradebook.db (sqlite3.connect)"),
         ("e5", "not graded: a test cell did not run as written (a transformer)"),
     ]

@@ -49,6 +49,7 @@ import nbformat
 import pytest
 
 from course_lib.classroom.autograde import autograde_class, class_report
+from course_lib.classroom.flags import READ_AS_TAMPERING
 from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
 from course_lib.classroom.release import nbgrader_environ
 from course_lib.classroom.syntax import check_names
@@ -361,7 +362,7 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     summaries, flags = class_report(root, assignment)  # the lecturer's report: the gradebook's scores, the flags
     assert {s.grade_id: s.scores for s in summaries} == {g: {s: scores[s][g] for s in STUDENTS} for g in max_points}
     flagged = dict(flags.get(SHORTCUT, []))
-    assert flagged.get(tests_id[exercises[-1].label]) == "not graded: a checker was changed", flags
+    assert flagged.get(tests_id[exercises[-1].label]) == READ_AS_TAMPERING, flags
     for label in set(shortcuts) - {exercises[-1].label}:
         assert flagged.get(tests_id[label]) == "a library shortcut was refused", (label, flags)
     assert REFERENCE not in flags and "unchanged" not in flags, flags

@@ -18,6 +18,7 @@ __all__ = [
     "NOT_AUTOGRADED",
     "NOT_THE_ASSIGNMENT",
     "NOT_YET",
+    "READ_AS_TAMPERING",
     "RENAMED",
     "USED_NUMPY",
     "flagged",
@@ -30,6 +31,7 @@ _ASKED = re.compile(r"Not graded: a cell asked for (.+?), refused in a graded no
 # a refusal of the check's own reference or helper, in English and in the Chinese edition (classroom.messages)
 _THE_CHECKS = ("(the check's", "(a function of the check)", "（检查的参考实现）", "（检查所用的函数）")
 NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
+READ_AS_TAMPERING = "not graded: the reading found tampering in a cell before it (its line says what)"
 NOT_YET = "not autograded yet: this student has no autograded folder (grade the class, then write the report)"
 RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the assignment ({names}); nbgrader "
            "grades a notebook by its name: rename it and grade again")  # fmt: skip
@@ -85,7 +87,9 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
                     found.append((grade_id, f"not graded: a cell asked for {asked[1]}"))
                 elif "Not graded" in text and "changed how the kernel reads the cells" in text:  # classroom.rewritten
                     found.append((grade_id, "not graded: a test cell did not run as written (a transformer)"))
-                elif "Not graded" in text:
+                elif "Not graded: code cell " in text:  # the guard's line: its reading found tampering
+                    found.append((grade_id, READ_AS_TAMPERING))
+                elif "Not graded" in text:  # the snapshot's verification, at run time
                     found.append((grade_id, "not graded: a checker was changed"))
                 elif "ShortcutError" in text and any(mark in text for mark in _THE_CHECKS):
                     found.append((grade_id, "the check's own reference or helper was called"))
