@@ -447,6 +447,21 @@ def hand_in(root, assignment, nb_path, source, release, student, label, attack):
     submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
 
 
+def grade_attacks(tmp_path: Path, prefix: str, label: str, attacks: dict[str, tuple[str, bool]]) -> Path:
+    """Notebook ``prefix`` released; each attack ({name: (code, whether its change lasts)}) handed in after the
+    reference answer of exercise ``label``, as its own student; the class graded and held to
+    :func:`assert_cheats_refused`. Returns the course folder."""
+    root, assignment, nb_path, source, release = released(tmp_path, prefix)
+    attacked = [e.label for e in find_exercises(source)].index(label)
+    cheats = {}
+    for number, (name, (attack, lasting)) in enumerate(sorted(attacks.items())):
+        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
+        cheats[student] = (attacked, lasting)
+        hand_in(root, assignment, nb_path, source, release, student, label, attack)
+    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    return root
+
+
 # The second lecturer's cheats on notebook 05 (tests/heldout/attacks.py), each handed in, in the answer cell of the
 # exercise it cheats on, with the reference solution of every exercise (ned's by-hand answer keeps its second name)
 LECTURER_05_EXERCISE = {"max": "Exercise 1", "olga": "Exercise 1", "kim2": "Exercise 5", "ned": "Exercise 1"}
@@ -481,14 +496,8 @@ def test_the_third_lecturers_cheats_on_12_score_zero_and_are_flagged(tmp_path):
     report flags each."""
     from tests.heldout.attacks_third_lecturer import THIRD_LECTURER_12_ATTACKS
 
-    root, assignment, nb_path, source, release = released(tmp_path, "12")
-    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
-    cheats = {}
-    for number, (name, attack) in enumerate(sorted(THIRD_LECTURER_12_ATTACKS.items())):
-        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
-        cheats[student] = (attacked, not name.startswith("c1"))  # c1 changes nothing every later check sees
-        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
-    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    lasting = {name: (a, not name.startswith("c1")) for name, a in THIRD_LECTURER_12_ATTACKS.items()}  # c1: no change
+    grade_attacks(tmp_path, "12", "Exercise 2", lasting)
 
 
 @needs_grading
@@ -500,14 +509,7 @@ def test_a_redteams_cheats_on_12_score_zero_and_are_flagged(tmp_path):
     cell), and the class report flags each."""
     from tests.heldout.attacks_redteam import REDTEAM_12_ATTACKS
 
-    root, assignment, nb_path, source, release = released(tmp_path, "12")
-    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
-    cheats = {}
-    for number, (name, attack) in enumerate(sorted(REDTEAM_12_ATTACKS.items())):
-        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
-        cheats[student] = (attacked, True)
-        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
-    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    grade_attacks(tmp_path, "12", "Exercise 2", {name: (a, True) for name, a in REDTEAM_12_ATTACKS.items()})
 
 
 @needs_grading
@@ -520,14 +522,7 @@ def test_the_fifth_attacks_on_12_score_zero_and_are_flagged(tmp_path):
     report flags each."""
     from tests.heldout.attacks_fifth import FIFTH_12_ATTACKS
 
-    root, assignment, nb_path, source, release = released(tmp_path, "12")
-    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
-    cheats = {}
-    for number, (name, attack) in enumerate(sorted(FIFTH_12_ATTACKS.items())):
-        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
-        cheats[student] = (attacked, True)
-        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
-    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    grade_attacks(tmp_path, "12", "Exercise 2", {name: (a, True) for name, a in FIFTH_12_ATTACKS.items()})
 
 
 @needs_grading
@@ -540,15 +535,8 @@ def test_the_twelfth_trials_cheats_on_12_score_zero_and_are_flagged(tmp_path):
     config line, had it been written, would have switched the guard off for the students graded after it."""
     from tests.heldout.attacks_twelfth import TWELFTH_12_ATTACKS
 
-    root, assignment, nb_path, source, release = released(tmp_path, "12")
-    config = (root / "nbgrader_config.py").read_text()
-    attacked = [e.label for e in find_exercises(source)].index("Exercise 2")
-    cheats = {}
-    for number, (name, attack) in enumerate(sorted(TWELFTH_12_ATTACKS.items())):
-        student = f"{name.split(':')[0].replace('_', '-')}-{number}"
-        cheats[student] = (attacked, True)
-        hand_in(root, assignment, nb_path, source, release, student, "Exercise 2", attack)
-    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    config = CONFIG  # what released() writes
+    root = grade_attacks(tmp_path, "12", "Exercise 2", {name: (a, True) for name, a in TWELFTH_12_ATTACKS.items()})
     assert (root / "nbgrader_config.py").read_text() == config, "the course folder's config was written"
 
 
@@ -561,16 +549,9 @@ def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path)
     from tests.heldout.attacks_fourteenth import FOURTEENTH_04_KERNEL, FOURTEENTH_04_REFERENCE
     from tests.heldout.attacks_thirteenth import THIRTEENTH_04_REFERENCE, THIRTEENTH_04_SHELL
 
-    root, assignment, nb_path, source, release = released(tmp_path, "04")
-    attacked = [e.label for e in find_exercises(source)].index("Exercise 1")
-    cheats = {}
-    for lasting, attacks in ((True, {**THIRTEENTH_04_SHELL, **FOURTEENTH_04_KERNEL}),
-                             (False, {**THIRTEENTH_04_REFERENCE, **FOURTEENTH_04_REFERENCE})):  # fmt: skip
-        for name, attack in sorted(attacks.items()):
-            student = name.split(":")[0].replace("_", "-")
-            cheats[student] = (attacked, lasting)
-            hand_in(root, assignment, nb_path, source, release, student, "Exercise 1", attack)
-    assert_cheats_refused(root, assignment, nb_path, source, cheats)
+    lasting = {name: (a, True) for name, a in {**THIRTEENTH_04_SHELL, **FOURTEENTH_04_KERNEL}.items()}
+    once = {name: (a, False) for name, a in {**THIRTEENTH_04_REFERENCE, **FOURTEENTH_04_REFERENCE}.items()}
+    grade_attacks(tmp_path, "04", "Exercise 1", {**lasting, **once})
 
 
 @needs_grading
