@@ -4,13 +4,14 @@ student's own numbers written as VARIANT."""
 import nbformat
 import pytest
 
+from course_lib.classroom.evidence import RAN
+from course_lib.classroom.evidence import not_graded_line as _not_graded
 from course_lib.classroom.guard import (
     SNAPSHOT,
     VERIFIED,
     GuardSubmission,
     KeepNotGraded,
     RestoreHiddenTests,
-    _not_graded,
     bound_names,
     findings,
     tampering,
@@ -298,8 +299,10 @@ def test_no_reference_answer_of_the_course_is_flagged(nb_path):
     last = nb.cells[first].source.splitlines()[-1]  # the snapshot, handed the names the locked cells import
     assert nb.cells[first].source.startswith(sources[first]) and ".snapshot({" in last
     verified = [nb.cells[i].source.split("\n", 1) for i in tests]
+    ran = [RAN.format(nb.cells[i].metadata["nbgrader"]["grade_id"]) for i in tests]  # the evidence line, last
     assert all(
-        top.startswith(f"{SNAPSHOT}(globals(), [") and rest == sources[i] for (top, rest), i in zip(verified, tests)
+        top.startswith(f"{SNAPSHOT}(globals(), [") and rest == f"{sources[i]}\n{line}"
+        for (top, rest), i, line in zip(verified, tests, ran, strict=True)
     )
 
 
@@ -318,10 +321,12 @@ def test_a_not_graded_line_is_enforced_after_the_notebook_runs_and_before_the_gr
     pytest.importorskip("nbgrader")
     from nbgrader.preprocessors import Execute, SaveAutoGrades
 
+    from course_lib.classroom.evidence import GiveKey
     from course_lib.classroom.guard import autograde_preprocessors
 
     steps = autograde_preprocessors()
-    assert steps.index(Execute) + 1 == steps.index(KeepNotGraded) < steps.index(SaveAutoGrades)
+    assert steps.index(GiveKey) + 1 == steps.index(Execute) == steps.index(KeepNotGraded) - 1
+    assert steps.index(KeepNotGraded) < steps.index(SaveAutoGrades)
 
 
 RUNNING_AT_IMPORT = """

@@ -34,6 +34,7 @@ from nbformat import NotebookNode
 from traitlets import Bool
 
 from .calculator import reference_calls
+from .evidence import RAN, KeepNotGraded, autograde_preprocessors
 from .notebook import VARIANT_RE, without_hidden_tests
 from .syntax import _names_bound, bound_names, check_names, free_reads, import_keys, parse
 from .tampering import BUILTINS, tampering
@@ -174,7 +175,8 @@ class GuardSubmission(Preprocessor):
     def _verify_before_tests(nb: NotebookNode) -> None:
         """The snapshot at the end of the first locked code cell (handed the names the locked cells import from
         torch and course_lib, which must stay those objects), its verification at the top of every test cell, handed
-        the answers the cell reads (to be plain values) and the builtins it uses (not to be hidden)."""
+        the answers the cell reads (to be plain values) and the builtins it uses (not to be hidden), and the cell's
+        evidence that it ran as its last line (:data:`RAN`)."""
         code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
         locked = {i: _read(nb.cells[i].source) for i in code if not _editable(nb.cells[i])}
         if not locked:
@@ -190,7 +192,8 @@ class GuardSubmission(Preprocessor):
                 reads = _reached(locked[i].free, locked, functions)
                 hidden = (reads & BUILTINS) - made
                 check = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r}){VERIFIED}"
-                cell.source = f"{check}\n{cell.source}"
+                grade_id = cell.metadata["nbgrader"].get("grade_id")
+                cell.source = f"{check}\n{cell.source}" + (f"\n{RAN.format(grade_id)}" if grade_id else "")
         imports = {n: path for n, path in _same_imports(nb).items() if path.split(".")[0] in ("torch", "course_lib")}
         take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({imports!r})"
         nb.cells[min(locked)].source += f"\n{take}"
@@ -217,57 +220,6 @@ def sanitize_preprocessors() -> list:
     steps = list(Autograde.class_traits()["sanitize_preprocessors"].default())
     at = steps.index(OverwriteCells)
     return [*steps[:at], RestoreHiddenTests, OverwriteCells, GuardSubmission, *steps[at + 1 :]]
-
-
-def _not_graded(source: str) -> str | None:
-    """The message of the "Not graded" line :class:`GuardSubmission` wrote first in a test cell, or None."""
-    first = source.split("\n", 1)[0]
-    if not first.startswith("raise AssertionError("):
-        return None
-    message = ast.parse(first).body[0].exc.args[0]  # type: ignore[attr-defined]
-    return message.value if isinstance(message, ast.Constant) and str(message.value).startswith("Not graded") else None
-
-
-class KeepNotGraded(Preprocessor):
-    """nbgrader autograde step after ``Execute``, on each graded test cell. nbgrader scores such a cell by its outputs,
-    which the kernel makes: an error scores 0, a number as the first result scores that share of the points. A cell
-    :class:`GuardSubmission` made raise "Not graded" gets exactly that error as its outputs, whatever the kernel
-    wrote (a cell can keep the line from raising, an input transformer that rewrites later cells to ``pass``, or
-    write a number first, the twelfth and thirteenth trials); no test cell keeps a result (``execute_result``): the
-    course's tests give their points by passing, never by a value."""
-
-    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
-
-    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        from nbformat.v4 import new_output
-
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
-                continue
-            cell.outputs = [out for out in cell.get("outputs", []) if out.get("output_type") != "execute_result"]
-            why = _not_graded(cell.source)
-            if why:
-                if not any(out.get("output_type") == "error" and why in out.get("evalue", "") for out in cell.outputs):
-                    why += " (the cell ran without raising it: a cell before it changed how the kernel runs cells)"
-                cell.outputs = [
-                    new_output("error", ename="AssertionError", evalue=why, traceback=[f"AssertionError: {why}"])
-                ]
-        return nb, resources
-
-
-def autograde_preprocessors() -> list:
-    """nbgrader's steps of autograde after sanitizing, with :class:`KeepNotGraded` after ``Execute`` (before the
-    grades are saved); for ``nbgrader_config.py`` (:func:`course_lib.classroom.release.configure` sets both)::
-
-        c.Autograde.autograde_preprocessors = autograde_preprocessors()
-    """
-    from nbgrader.converters.autograde import Autograde
-    from nbgrader.preprocessors import Execute
-
-    steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
-    at = steps.index(Execute) + 1
-    return [*steps[:at], KeepNotGraded, *steps[at:]]
 
 
 class RestoreHiddenTests(Preprocessor):
