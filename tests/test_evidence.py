@@ -40,12 +40,12 @@ def _run(attack: str, folder) -> tuple[list, list]:
     as they count)."""
     nbclient = pytest.importorskip("nbclient")
     cells = [new_code_cell(SETUP), _graded("t1", "assert 1 + 1 == 2"), new_code_cell(attack),
-             _graded("t2", "assert ok == 1"), _graded("t3", "print('checked')")]  # fmt: skip
+             _graded("t2", "cl.check_answer(ok, 1)"), _graded("t3", "print('checked')")]  # fmt: skip
     resources = {"metadata": {"path": str(folder)}}
     nb, resources = GiveKey().preprocess(new_notebook(cells=cells), resources)
     assert nb.cells[0].metadata["course_evidence"] and len(os.listdir(folder)) == 1  # the key file, for the kernel
     nbclient.NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3", resources=resources).execute()
-    assert os.listdir(folder) == [], "the grader's first cell deleted the key file"
+    assert not [name for name in os.listdir(folder) if name.startswith(".course-key")], "the grader's cell deleted it"
     ran = copy.deepcopy(nb)
     nb, _ = KeepNotGraded().preprocess(nb, resources)
     assert len(nb.cells) == 5 and "course_evidence" not in nb.cells[0].metadata, "the grader's cell taken out"
@@ -54,8 +54,9 @@ def _run(attack: str, folder) -> tuple[list, list]:
 
 def test_an_honest_run_shows_its_evidence_which_the_grader_checks_and_takes_out(tmp_path):
     ran, kept = _run("x = 1", tmp_path)
-    assert [o.text.split()[0] for o in ran[1].outputs] == [MARK.rstrip()] and _errors(ran[3]) == [""]
-    assert kept[1].outputs == [] and _errors(kept[3]) == [""] and [o.text for o in kept[4].outputs] == ["checked\n"]
+    (failed,) = _errors(ran[3])  # the checker's own message: ok is 0, not 1
+    assert [o.text.split()[0] for o in ran[1].outputs] == [MARK.rstrip()] and not failed.startswith("Not graded")
+    assert kept[1].outputs == [] and _errors(kept[3]) == [failed] and [o.text for o in kept[4].outputs] == ["checked\n"]
 
 
 KERNEL = """
@@ -77,12 +78,37 @@ FAKE = (
 ATTACKS = {  # the kernel made to run each test cell as something else (the fourteenth trial's s01, and sharper)
     "pass": KERNEL.format("'pass'"),
     "the evidence line alone": KERNEL.format("code.rsplit(chr(10), 1)[1]"),
-    "the check taken out": KERNEL.format("code.replace('assert ok == 1', 'pass')"),
+    "the check taken out": KERNEL.format("code.replace('cl.check_answer(ok, 1)', 'pass')"),
     "the cell's own code in other globals": KERNEL.format(FAKE),
     "its statements one by one, the failing one skipped": KERNEL.format(
-        "'\\n'.join(line for line in code.splitlines() if 'ok ==' not in line)"
+        "'\\n'.join(line for line in code.splitlines() if 'check_answer' not in line)"
     ),
 }
+
+
+SWAP = """
+import course_lib as cl
+
+shell, real, kept = get_ipython(), get_ipython().run_code, cl.check_answer
+
+async def run_code(code, *args, **kwargs):  # the checker a no-op while a statement that names it runs
+    if "check_answer" not in code.co_names:
+        return await real(code, *args, **kwargs)
+    cl.check_answer = lambda *args, **kwargs: None
+    try:
+        return await real(code, *args, **kwargs)
+    finally:
+        cl.check_answer = kept
+
+shell.run_code = run_code
+"""
+ATTACKS["a checker swapped only while a statement runs"] = SWAP
+MODULE = "import sys\nsys.modules['course_lib'].check_answer = lambda *args, **kwargs: None\n"
+ATTACKS["a module the cell wrote, loaded by name (the fifteenth trial's a02)"] = (
+    f"with open('figure_style.py', 'w') as file:\n    file.write({MODULE!r})\n"
+    "import matplotlib.pyplot as plt\n"
+    "try:\n    plt.switch_backend('module://figure_style')\nexcept Exception as error:\n    print(error)"
+)
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
@@ -92,6 +118,8 @@ def test_a_test_cell_the_kernel_ran_as_something_else_is_not_graded(name, tmp_pa
     for cell in kept[3:]:
         (error,) = _errors(cell)
         assert error.startswith("Not graded"), (name, error, ran)
+    if "module" in name:  # refused as it loaded: the loading cell says why
+        assert "from outside the installed libraries" in json.dumps(ran[2].outputs), ran[2].outputs
 
 
 def test_a_tracer_left_on_costs_the_evidence_of_every_later_test_cell(tmp_path):

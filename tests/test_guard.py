@@ -360,3 +360,13 @@ def test_the_frames_running_when_the_watch_is_imported_are_no_answers(tmp_path):
     script.write_text(RUNNING_AT_IMPORT)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "(False, False) True"
+
+
+def test_a_bare_annotation_in_an_answer_is_read_as_nothing():
+    """The fifteenth trial: ``c: torch.Tensor`` (an annotation that binds nothing) made the reading raise, and
+    nbgrader failed the whole notebook of an honest student."""
+    source = "def f(s):\n    c: torch.Tensor\n    c = s.max()\n    return s - c\nx: int\n"
+    assert tampering(source, set(), set(), set()) == []
+    assert tampering("g: object = getattr\n", set(), set(), set()) == [
+        "line 1: takes getattr as a value, an alias that could read any attribute"
+    ]

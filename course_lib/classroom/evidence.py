@@ -129,14 +129,20 @@ def _kept(cell: NotebookNode, key: bytes | None, taken: str) -> list:
     grade_id = _witnessed(cell) if key is not None else None
     if grade_id is None:
         return outputs
-    line, shown, kept = evidence_line(key, grade_id), False, []
+    stdout = [out for out in outputs if out.get("output_type") == "stream" and out.get("name") == "stdout"]
+    lines = "".join(out.get("text", "") for out in stdout).splitlines(keepends=True)  # (a line may come in parts)
+    line, shown, parts, kept = evidence_line(key, grade_id), False, [], []
+    for text in lines:  # (the evidence may follow on a line the cell's print left open: "x" then "course-evidence")
+        at = text.find(MARK)
+        shown = shown or (at >= 0 and text[at:].rstrip("\n") == line)
+        parts.append(text if at < 0 else text[:at])
+    rest = "".join(parts)
     for out in outputs:
-        if out.get("output_type") == "stream" and out.get("name") == "stdout" and MARK in out.get("text", ""):
-            lines = out["text"].splitlines(keepends=True)
-            shown = shown or any(text.rstrip("\n") == line for text in lines)
-            out["text"] = "".join(text for text in lines if MARK not in text)
-            if not out["text"]:
-                continue
+        if any(out is printed for printed in stdout):
+            if out is stdout[0] and rest:
+                out["text"] = rest  # what the cell printed, in one output where the first one was
+                kept.append(out)
+            continue
         kept.append(out)
     if shown or any(out.get("output_type") == "error" for out in kept):
         return kept

@@ -87,6 +87,10 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
                     found.append((grade_id, f"not graded: a cell asked for {asked[1]}"))
                 elif "Not graded" in text and "changed how the kernel reads the cells" in text:  # classroom.rewritten
                     found.append((grade_id, "not graded: a test cell did not run as written (a transformer)"))
+                elif "Not graded: no evidence that this test cell ran" in text:  # classroom.evidence
+                    found.append((grade_id, "not graded: no evidence that the test cell ran as written"))
+                elif "Not graded" in text and "from outside the installed libraries" in text:  # classroom.rewritten
+                    found.append((grade_id, "not graded: a cell loaded code it wrote (a module from its own file)"))
                 elif "Not graded: code cell " in text:  # the guard's line: its reading found tampering
                     found.append((grade_id, READ_AS_TAMPERING))
                 elif "Not graded" in text:  # the snapshot's verification, at run time

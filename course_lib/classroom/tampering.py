@@ -206,7 +206,7 @@ def _handed_on(tree: ast.AST, globals_: set[int], modules: set[str]) -> list[str
     used |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     used |= {id(n.args[0]) for n in ast.walk(tree) if _literal_getattr(n)}  # getattr(torch, "float64")
     followed = {id(n.value) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-                and all(isinstance(t, ast.Name) for t in _targets(n))}  # fmt: skip
+                and n.value is not None and all(isinstance(t, ast.Name) for t in _targets(n))}  # fmt: skip
     imported = {a.asname or a.name: f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 and n.module and not n.level for a in n.names}  # fmt: skip
     modules = (

@@ -241,7 +241,7 @@ def _install() -> tuple[Callable, Callable]:
 
     def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = ()) -> tuple:
         if marker and not cells:  # the first snapshot of a kernel stays, with the threads it had and its shell's
-            cells.append((marker, verify, modes, threads_now(), cell_check()))
+            cells.append((marker, verify, modes, threads_now(), cell_check(verified)))
         strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
         return (verified if cells else None), (cells[0][2] if cells else None)
 

@@ -21,8 +21,13 @@ The key lives in one closure, the signer's, an audit hook: nothing in Python han
 no tracer or profiler sees its frames. The signer calls no code a cell could replace (builtins, module functions,
 a method of an object a cell made), raises nothing and sets off no audit event, so no frame of it ever reaches a
 cell's code. The refuser, the other hook, holds no key: from the first cell on it refuses gc's lists of objects (the
-signer among them), another audit hook, the process's memory through /proc, and, to a cell's code, ctypes and other
-processes. What it cannot promise: a route to the kernel's raw memory that nothing refuses could find the key.
+signer among them), another audit hook, the process's memory through /proc, a module's code from a file outside the
+installed libraries (one a cell wrote), and, to a cell's code, ctypes and other processes.
+
+What it cannot promise: a route to the kernel's raw memory that nothing refuses (NumPy's ``__array_interface__`` over
+any address, which the guard's reading flags in a cell) could find the key; and the evidence says that the cell's
+statements ran, in order, with the modules the checks rely on verified before each (classroom.rewritten), not that
+nothing a check calls changed anything while it ran.
 """
 
 from __future__ import annotations
@@ -170,20 +175,35 @@ def _signer(key: bytes, expected: dict, shell: object, cells: str) -> object:
     return hook
 
 
-def _refuser() -> object:
-    """The audit hook without a key that refuses what would reach the signer (see the module's docstring)."""
+def _refuser(shell: object) -> object:
+    """The audit hook without a key that refuses what would reach the signer (see the module's docstring), and, from
+    the first cell on, code a cell wrote or runs by hand (:func:`course_lib.classroom.rewritten.code_check`)."""
+    from .rewritten import code_check
     from .unwatched import asker
     from .watch import _PROCESS_EVENTS, _is_answer, _spawner
 
-    getframe, busy = sys._getframe, [False]
+    getframe, busy, checked = sys._getframe, [False], code_check(shell)
 
     def hook(event: str, args: tuple) -> None:
         if busy[0]:
             return
+        if event == "exec":
+            busy[0] = True
+            try:
+                why = checked(args[0], 1)
+            finally:
+                busy[0] = False
+            if why:
+                raise RuntimeError(f"Not graded: {why}")
+            return
         if event.startswith("gc.get_") or event == "sys.addaudithook":
             raise RuntimeError(f"Not graded: asked for {event} in a graded notebook (the grader's evidence is private)")
         if event == "open" and isinstance(args[0], (str, bytes)):
-            path = os.fsdecode(args[0])
+            busy[0] = True
+            try:
+                path = os.path.realpath(os.fsdecode(args[0]))  # (//proc/self/mem is /proc/<pid>/mem)
+            finally:
+                busy[0] = False
             if path.startswith("/proc/") and path.endswith(_MEMORY):
                 raise RuntimeError(f"Not graded: asked for {path} in a graded notebook (the kernel's memory)")
         if event in _PROCESS_EVENTS:
@@ -213,7 +233,7 @@ def take(path: str) -> None:
     fingerprint = _fingerprinter()
     expected = {gid: fingerprint(statements(shell, source)) for gid, source in given["cells"].items()}
     sys.addaudithook(_signer(bytes.fromhex(given["key"]), expected, shell, cell_files(shell)))
-    sys.addaudithook(_refuser())  # (after: it refuses another hook)
+    sys.addaudithook(_refuser(shell))  # (after: it refuses another hook)
 
 
 def cell_files(shell: object) -> str:
@@ -233,4 +253,4 @@ def ran(grade_id: str) -> None:
     if len(answer) != 2 or answer[1] is not None:
         why = answer[1] if len(answer) == 2 else "the grader's evidence was not given"
         raise AssertionError(f"Not graded: no evidence that this test cell ran as nbgrader wrote it ({why})")
-    print(MARK, answer[0])
+    sys.stdout.write(f"{MARK} {answer[0]}\n")  # (one write: a kernel may send each write as an output of its own)
