@@ -131,11 +131,13 @@ def test_a_tracer_left_on_costs_the_evidence_of_every_later_test_cell(tmp_path):
 
 def test_what_would_reach_the_signer_is_refused(tmp_path):
     """gc's lists of objects hold the signing hook (asked for, every later check says "Not graded", even if the cell
-    caught the refusal: classroom.watch); another audit hook would see every event; /proc's memory holds the key."""
+    caught the refusal: classroom.watch); another audit hook would see every event; /proc's memory holds the key, and
+    its maps say where memory lies (the fifteenth trial read it as //proc/self/mem)."""
     attack = textwrap.dedent(
         """
         import gc, sys
-        for ask in (gc.get_objects, lambda: open(f"/proc/{__import__('os').getpid()}/mem", "rb")):
+        for ask in (gc.get_objects, lambda: open(f"/proc/{__import__('os').getpid()}/mem", "rb"),
+                    lambda: open("//proc/self/maps")):
             try:
                 ask()
                 print("given")
@@ -147,7 +149,7 @@ def test_what_would_reach_the_signer_is_refused(tmp_path):
     )
     ran, kept = _run(attack, tmp_path)
     printed = "".join(o.text for o in ran[2].outputs if o.output_type == "stream").splitlines()
-    assert len(printed) == 2 and all(line.startswith("refused") for line in printed), printed
+    assert len(printed) == 3 and all(line.startswith("refused") for line in printed), printed
     assert "seen" not in json.dumps(ran[3].outputs), "no hook of the cell's was added"
     assert all(_errors(c)[0].startswith("Not graded: a cell asked for gc's objects") for c in kept[3:]), "for good"
 
@@ -166,3 +168,18 @@ def test_a_test_cell_without_its_evidence_scores_zero_and_one_that_failed_keeps_
         ["wrong"],
         ["Not graded: no evidence that this test cell ran as nbgrader wrote it"],
     ]
+
+
+def test_the_key_is_zeroed_once_its_two_hash_states_are_made():
+    import hmac
+
+    from course_lib.classroom.witness import _pads
+
+    key = bytearray(range(32))
+    inner, outer = _pads(key)
+    inside = inner.copy()
+    inside.update(b"t1")
+    outside = outer.copy()
+    outside.update(inside.digest())
+    assert key == bytearray(32), "no copy of the key is left in the buffer it came in"
+    assert outside.hexdigest() == hmac.new(bytes(range(32)), b"t1", "sha256").hexdigest(), "HMAC-SHA256 as standard"

@@ -542,14 +542,17 @@ def test_the_twelfth_trials_cheats_on_12_score_zero_and_are_flagged(tmp_path):
 
 @needs_grading
 def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path):
-    """Each of tests/heldout's THIRTEENTH_04 and FOURTEENTH_04 attacks handed in after the reference answer of
-    exercise 1 (by hand), graded by nbgrader with the guard, as its own student: the kernel or its shell reached (and
-    later cells rewritten, emptied, cleared, or scored by a number written first) costs exercise 1 and every later
-    one, "Not graded"; the check's reference in disguise costs exercise 1 only; the class report flags each."""
+    """Each of tests/heldout's THIRTEENTH_04, FOURTEENTH_04 and FIFTEENTH_04 attacks handed in after the reference
+    answer of exercise 1 (by hand), graded by nbgrader with the guard, as its own student: the kernel or its shell
+    reached (and later cells rewritten, emptied, cleared, or scored by a number written first), or code a cell wrote
+    or hid in a file or a string, costs exercise 1 and every later one, "Not graded"; the check's reference in
+    disguise costs exercise 1 only; the class report flags each."""
+    from tests.heldout.attacks_fifteenth import FIFTEENTH_04
     from tests.heldout.attacks_fourteenth import FOURTEENTH_04_KERNEL, FOURTEENTH_04_REFERENCE
     from tests.heldout.attacks_thirteenth import THIRTEENTH_04_REFERENCE, THIRTEENTH_04_SHELL
 
-    lasting = {name: (a, True) for name, a in {**THIRTEENTH_04_SHELL, **FOURTEENTH_04_KERNEL}.items()}
+    kernel = {**THIRTEENTH_04_SHELL, **FOURTEENTH_04_KERNEL, **FIFTEENTH_04}
+    lasting = {name: (a, True) for name, a in kernel.items()}
     once = {name: (a, False) for name, a in {**THIRTEENTH_04_REFERENCE, **FOURTEENTH_04_REFERENCE}.items()}
     grade_attacks(tmp_path, "04", "Exercise 1", {**lasting, **once})
 

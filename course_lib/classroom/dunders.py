@@ -16,7 +16,9 @@
   ``"{:.3f}".format(x)`` and f-strings are fine;
 - ``typing.get_type_hints`` (and ``functools.singledispatch``'s ``register``, which calls it) evaluates annotations
   written as strings: one that is code rather than a type's name (``def f(x: "exec(...) or int")``) is flagged, and so
-  are ``get_type_hints``, ``ForwardRef`` and ``__annotations__`` wherever named.
+  are ``get_type_hints``, ``ForwardRef``, ``__annotations__``, ``inspect.get_annotations`` and ``singledispatch``
+  wherever named (an annotation can be a name bound to a string computed at run time, which no reading sees: the
+  sixteenth trial's ``def f(x: precision)`` registered with ``singledispatch``).
 """
 
 from __future__ import annotations
@@ -187,7 +189,8 @@ def _string_annotations(tree: ast.AST) -> list[str]:
         for c in ast.walk(note)
         if isinstance(c, ast.Constant) and isinstance(c.value, str) and not _plain_annotation(c.value)
     ]
-    evaluating = {"get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref", "__annotations__"}
+    evaluating = {"get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref", "__annotations__",
+                  "singledispatch", "singledispatchmethod", "get_annotations"}  # fmt: skip
     return found + [
         f"line {n.lineno}: uses {_name_of(n)}, through which typing evaluates annotations written as strings"
         for n in ast.walk(tree)

@@ -29,7 +29,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from .witness import MARK
+from .witness import KEY_BYTES, MARK
 
 __all__ = ["RAN", "GiveKey", "KeepNotGraded", "autograde_preprocessors", "evidence_line", "not_graded_line"]
 
@@ -77,11 +77,11 @@ class GiveKey(Preprocessor):
         cells = {gid: cell.source for cell in nb.cells if (gid := _witnessed(cell))}
         if not cells:
             return nb, resources
-        key = secrets.token_bytes(32)
+        key = secrets.token_bytes(KEY_BYTES)
         folder = resources.get("metadata", {}).get("path") or tempfile.gettempdir()
-        handle, path = tempfile.mkstemp(prefix=".course-key-", suffix=".json", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:  # (mkstemp: readable by this user only)
-            json.dump({"key": key.hex(), "cells": cells}, file)
+        handle, path = tempfile.mkstemp(prefix=".course-key-", dir=folder)
+        with os.fdopen(handle, "wb") as file:  # (mkstemp: readable by this user only; the layout: witness.KEY_BYTES)
+            file.write(key + json.dumps(cells).encode("utf-8"))
         cell = new_code_cell(_TAKE.format(os.path.abspath(path)))
         cell["id"], cell.metadata["course_evidence"] = f"course-evidence-{uuid.uuid4().hex[:8]}", True
         nb.cells.insert(0, cell)

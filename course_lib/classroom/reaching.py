@@ -11,7 +11,10 @@
 - a string that names a tensor's or a mode's own rules (``"__torch_" + "dispatch__"``, handed to ``type(...)``),
   written as it is or built from literals by ``+`` and ``*``;
 - NumPy's protocols for an array over any address (``__array_interface__``, ``__array_struct__``), as an attribute
-  or in such a string: raw memory without ctypes, which no event at run time shows (only this reading stands there).
+  or in such a string: raw memory without ctypes, which no event at run time shows (only this reading stands there);
+- a loader of pickles imported by its name (``from numpy import load``; ``np.load`` and ``torch.load`` are flagged
+  as attributes by :mod:`.tampering`): a file it loads can run any code (the sixteenth trial: a ``.npy`` file whose
+  object array ran a string of code).
 
 The run-time side behind it: :mod:`course_lib.classroom.watch` (a process, ctypes), :mod:`.integrity` (a mode),
 :mod:`.snapshot` (the tables, torch's classes).
@@ -34,6 +37,8 @@ _TABLES = {"_deepcopy_dispatch", "_copy_dispatch", "dispatch_table", "_extension
            "_extension_cache", "_deepcopy_atomic", "_reconstruct"}  # fmt: skip
 _RULES = ("__torch_", "torch_function", "torch_dispatch")  # pieces of a tensor's or a mode's own rules
 _RAW = ("array_interface", "array_struct")  # NumPy's protocols for an array over any address: no event says so
+_LOADERS = {"load", "loads", "read_pickle", "hub", "load_state_dict_from_url"}  # loaders of pickles, by name
+_LOADING = {"numpy", "torch", "pandas", "joblib", "scipy", "dill", "cloudpickle", "pickle", "shelve"}
 
 
 def _named(node: ast.AST) -> str | None:
@@ -64,7 +69,10 @@ def _rules_in_strings(tree: ast.AST) -> list[str]:
 def reached_through(tree: ast.AST) -> list[str]:
     """What ``tree`` (a cell) reaches through another module's attributes or names in a string: one line per
     finding, naming the line of the cell."""
-    found = []
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    found = [f"line {node.lineno}: imports {alias.name} from {node.module}, a loader of pickles: what it loads can "
+             "run any code" for node in imports if (node.module or "").split(".")[0] in _LOADING
+             for alias in node.names if alias.name in _LOADERS]  # fmt: skip
     for node in ast.walk(tree):
         name = _named(node)
         if name in _REACHING:

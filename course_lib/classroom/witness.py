@@ -41,8 +41,11 @@ import types
 __all__ = ["EVENT", "MARK", "ran", "statements", "take"]
 
 EVENT = "course_lib.classroom.witness.ran"
+KEY_BYTES = 32  # the key file: the key's bytes, then the graded test cells' sources as JSON (grade id: source)
 MARK = "course-evidence:"
-_MEMORY = ("/mem", "/environ", "/pagemap", "/map_files")  # a process's memory, under /proc
+# A process's memory under /proc, and where it lies (maps: the address ranges a raw read of memory needs)
+_MEMORY = ("/mem", "/environ", "/pagemap", "/map_files", "/maps", "/smaps", "/smaps_rollup", "/numa_maps", "/auxv",
+           "/stat", "/syscall", "/stack")  # fmt: skip
 _TAKEN: list[bool] = []
 
 
@@ -113,18 +116,33 @@ def _fingerprinter() -> object:
     return fingerprint
 
 
-def _signer(key: bytes, expected: dict, shell: object, cells: str) -> object:
+def _pads(key: bytearray) -> tuple[object, object]:
+    """HMAC-SHA256's two hash states for ``key`` (32 bytes): SHA-256 fed the key padded and XORed with 0x36, and with
+    0x5C. Worked out in place in a buffer then zeroed, as ``key`` is: no copy of the key, nor a block of the padding
+    one could search memory for, stays in the process; only the states, inside the hash objects."""
+    pad = bytearray(64)
+    pad[: len(key)] = key
+    for i in range(64):
+        pad[i] ^= 0x36
+    inner = hashlib.sha256(pad)
+    for i in range(64):
+        pad[i] ^= 0x36 ^ 0x5C
+    outer = hashlib.sha256(pad)
+    pad[:] = bytes(64)
+    key[:] = bytes(len(key))
+    return inner, outer
+
+
+def _signer(pads: tuple[object, object], expected: dict, shell: object, cells: tuple[str, ...]) -> object:
     """The audit hook that holds the key (see the module's docstring): it records the statements of each cell as they
     are executed (a cell's file name starts with ``cells``, compared as Python's own string: a cell's dictionary could
     hold a key whose ``==`` is a cell's), and answers :data:`EVENT` with the evidence, or why none, in the list it is
     handed."""
     kind, frame_type, list_type, str_type, code_type = type, types.FrameType, list, str, types.CodeType
-    append, gettrace, getprofile, sha, size = list.append, sys.gettrace, sys.getprofile, hashlib.sha256, len
+    append, gettrace, getprofile, size = list.append, sys.gettrace, sys.getprofile, len
     fingerprint, error = _fingerprinter(), BaseException
-    block = 64
-    padded = key + bytes(block - len(key))
-    inner, outer = bytes(b ^ 0x36 for b in padded), bytes(b ^ 0x5C for b in padded)
-    del key, padded
+    inner, outer = pads[0].copy, pads[1].copy  # (bound methods of the hash objects: a copy of each state per use)
+    del pads
     here_globals, main = globals(), shell.user_module.__dict__
     shell_globals = sys.modules[type(shell).run_code.__module__].__dict__
     current: list = [None, [], None]  # the cell's file, its statements executed, why no evidence
@@ -166,7 +184,12 @@ def _signer(key: bytes, expected: dict, shell: object, cells: str) -> object:
                 current[2] = "a tracer was switched while it ran"
             elif event == EVENT and size(args) == 3 and kind(args[2]) is list_type:
                 reason = why(args[0], args[1])
-                digest = None if reason else sha(outer + sha(inner + args[0].encode()).digest()).hexdigest()
+                digest = None
+                if reason is None:
+                    inside, outside = inner(), outer()
+                    inside.update(args[0].encode())
+                    outside.update(inside.digest())
+                    digest = outside.hexdigest()
                 append(args[2], digest)
                 append(args[2], reason)
         except error:  # (never raise: a traceback would hold this frame)
@@ -219,28 +242,34 @@ def _refuser(shell: object) -> object:
 
 
 def take(path: str) -> None:
-    """The grader's first cell: read the key and the graded test cells' sources from ``path`` (JSON: ``key``, hex;
-    ``cells``, grade id to source), delete it, and add the two hooks. Once a process; only in IPython."""
+    """The grader's first cell: read the key and the graded test cells' sources from ``path`` (:data:`KEY_BYTES`),
+    delete it, and add the two hooks. Once a process; only in IPython."""
     if _TAKEN:
         raise RuntimeError("the grader's evidence was taken once in this kernel already")
     _TAKEN.append(True)
-    with open(path, encoding="utf-8") as file:
-        given = json.load(file)
-    os.remove(path)
+    handle = os.open(path, os.O_RDONLY)  # (read into buffers of its own: no copy of the key is left to search for)
+    try:
+        key, cells = bytearray(KEY_BYTES), bytearray(max(os.fstat(handle).st_size - KEY_BYTES, 0))
+        if os.readv(handle, [key, cells]) != len(key) + len(cells):
+            raise RuntimeError("the grader's key file is short")
+    finally:
+        os.close(handle)
+        os.remove(path)
+    given = json.loads(cells.decode("utf-8"))
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
     fingerprint = _fingerprinter()
-    expected = {gid: fingerprint(statements(shell, source)) for gid, source in given["cells"].items()}
-    sys.addaudithook(_signer(bytes.fromhex(given["key"]), expected, shell, cell_files(shell)))
+    expected = {gid: fingerprint(statements(shell, source)) for gid, source in given.items()}
+    sys.addaudithook(_signer(_pads(key), expected, shell, cell_files(shell)))
     sys.addaudithook(_refuser(shell))  # (after: it refuses another hook)
 
 
-def cell_files(shell: object) -> str:
-    """What the file names IPython gives a cell's code begin with: ipykernel's folder of cells, or IPython's
-    ``<ipython-input-``."""
+def cell_files(shell: object) -> tuple[str, ...]:
+    """What the file names IPython gives a cell's code begin with: the shell's compiler's (ipykernel's folder of
+    cells), and IPython's own ``<ipython-input-`` (a cell run without history gets a compiler of IPython's)."""
     name = shell.compile.get_code_name("", "", 0)
-    return os.path.dirname(name) + os.sep if os.sep in name else "<ipython-input-"
+    return (os.path.dirname(name) + os.sep if os.sep in name else name.split("-0-")[0], "<ipython-input-")
 
 
 def ran(grade_id: str) -> None:
