@@ -54,7 +54,12 @@ def _graded_cell(grade_id, ename, evalue):
 
 
 def _hand_in_and_grade(submitted, nb, name):
-    """The notebook as handed in and as autograded (here the same)."""
+    """The notebook as handed in and as autograded (here the same, but each test cell that passed says what its
+    checks verified, as a check does: one that printed nothing is flagged, classroom.flags.SILENT)."""
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution") and not cell.get("outputs"):
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="✓ checked\n")]
     for folder in (submitted, submitted.parents[2] / "autograded" / submitted.parent.name / submitted.name):
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / name)

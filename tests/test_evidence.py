@@ -132,7 +132,8 @@ def test_a_tracer_left_on_costs_the_evidence_of_every_later_test_cell(tmp_path):
 def test_what_would_reach_the_signer_is_refused(tmp_path):
     """gc's lists of objects hold the signing hook (asked for, every later check says "Not graded", even if the cell
     caught the refusal: classroom.watch); another audit hook would see every event; /proc's memory holds the key, and
-    its maps say where memory lies (the fifteenth trial read it as //proc/self/mem)."""
+    its maps say where memory lies (the fifteenth trial read it as //proc/self/mem); a pickle runs what it names (the
+    seventeenth trial's, in a data file)."""
     attack = textwrap.dedent(
         """
         import gc, sys
@@ -143,13 +144,19 @@ def test_what_would_reach_the_signer_is_refused(tmp_path):
                 print("given")
             except Exception as error:
                 print("refused", str(error)[:40])
+        import io, pickle
+        try:
+            pickle.loads(pickle.dumps(print))
+            print("given")
+        except Exception as error:
+            print("refused", str(error)[:40])
         sys.addaudithook(lambda *args: print("seen"))  # refused, silently: no hook added
         ok = 1
         """
     )
     ran, kept = _run(attack, tmp_path)
     printed = "".join(o.text for o in ran[2].outputs if o.output_type == "stream").splitlines()
-    assert len(printed) == 3 and all(line.startswith("refused") for line in printed), printed
+    assert len(printed) == 4 and all(line.startswith("refused") for line in printed), printed
     assert "seen" not in json.dumps(ran[3].outputs), "no hook of the cell's was added"
     assert all(_errors(c)[0].startswith("Not graded: a cell asked for gc's objects") for c in kept[3:]), "for good"
 
@@ -183,3 +190,16 @@ def test_the_key_is_zeroed_once_its_two_hash_states_are_made():
     outside.update(inside.digest())
     assert key == bytearray(32), "no copy of the key is left in the buffer it came in"
     assert outside.hexdigest() == hmac.new(bytes(range(32)), b"t1", "sha256").hexdigest(), "HMAC-SHA256 as standard"
+
+
+def test_a_graded_test_cell_that_passed_and_printed_nothing_is_flagged():
+    from course_lib.classroom.flags import _silent
+
+    passed = _graded("t1", "cl.check_answer(a, 1)")
+    passed.outputs = [new_output("stream", name="stdout", text="✓ a is correct\n")]
+    silent, asserts = _graded("t2", "cl.check_answer(a, 1)"), _graded("t4", "assert a == 1")  # (bare asserts: silent)
+    failed = _graded("t3", "cl.check_answer(a, 1)")
+    failed.outputs = [new_output("error", ename="AssertionError", evalue="wrong", traceback=[])]
+    answer = new_code_cell("a = 1")
+    answer.metadata["nbgrader"] = {"grade": True, "solution": True, "grade_id": "a"}
+    assert [_silent(cell) for cell in (passed, silent, failed, answer, asserts)] == [False, True, False, False, False]

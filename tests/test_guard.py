@@ -370,3 +370,13 @@ def test_a_bare_annotation_in_an_answer_is_read_as_nothing():
     assert tampering("g: object = getattr\n", set(), set(), set()) == [
         "line 1: takes getattr as a value, an alias that could read any attribute"
     ]
+
+
+def test_a_loader_of_pickles_or_an_array_over_any_address_imported_by_name_is_tampering():
+    """The sixteenth and seventeenth trials: ``from numpy import load``, ``from numpy.lib.format import read_array``
+    (a pickle in a data file), ``as_strided`` (raw memory without the name of NumPy's protocol)."""
+    for source in ("from numpy import load as read_cache", "from numpy.lib.format import read_array",
+                   "from numpy.lib.stride_tricks import as_strided", "from numpy.lib import stride_tricks",
+                   "view = np.lib.stride_tricks.as_strided(x, (8,), (1,))"):  # fmt: skip
+        assert tampering(source, set(), set(), set()), source
+    assert tampering("from numpy import linspace, zeros", set(), set(), set()) == []

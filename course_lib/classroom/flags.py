@@ -15,6 +15,7 @@ from .messages import NUMPY_ZH_START
 
 __all__ = [
     "BY_HAND_WITH_LIBRARY",
+    "SILENT",
     "NOT_AUTOGRADED",
     "NOT_THE_ASSIGNMENT",
     "NOT_YET",
@@ -32,6 +33,7 @@ _ASKED = re.compile(r"Not graded: a cell asked for (.+?), refused in a graded no
 _THE_CHECKS = ("(the check's", "(a function of the check)", "（检查的参考实现）", "（检查所用的函数）")
 NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
 READ_AS_TAMPERING = "not graded: the reading found tampering in a cell before it (its line says what)"
+SILENT = "a test cell passed and printed nothing (its checks print what they verified): open it"
 NOT_YET = "not autograded yet: this student has no autograded folder (grade the class, then write the report)"
 RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the assignment ({names}); nbgrader "
            "grades a notebook by its name: rename it and grade again")  # fmt: skip
@@ -75,6 +77,8 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
             continue
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if grade_id and _silent(cell):
+                found.append((grade_id, SILENT))
             for out in cell.get("outputs", []) if grade_id else ():
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
                 if "Not graded" in text and "must be a plain" in text:
@@ -108,6 +112,18 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
     found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
     found += [(name, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment)) for name in unmarked]
     return found
+
+
+def _silent(cell: dict) -> bool:
+    """Whether a graded test cell that calls a check passed and printed nothing: a check prints what it verified
+    ("✓ ..."), so such a cell that shows no output did not run its checks as written (the seventeenth trial's forged
+    cells)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
+        return False
+    if "check_" not in "".join(cell.get("source", "")):  # (a hidden test of bare asserts prints nothing)
+        return False
+    return not any(out.get("output_type") in ("stream", "error") for out in cell.get("outputs", []))
 
 
 def _unmarked(root: Path, assignment: str, student: str) -> list[str]:

@@ -10,8 +10,10 @@
   an entry added there runs a cell's function whenever a check copies its inputs;
 - a string that names a tensor's or a mode's own rules (``"__torch_" + "dispatch__"``, handed to ``type(...)``),
   written as it is or built from literals by ``+`` and ``*``;
-- NumPy's protocols for an array over any address (``__array_interface__``, ``__array_struct__``), as an attribute
-  or in such a string: raw memory without ctypes, which no event at run time shows (only this reading stands there);
+- NumPy's protocols and helpers for an array over any address (``__array_interface__``, ``__array_struct__``,
+  ``stride_tricks.as_strided``, ``byte_bounds``), as an attribute, an import or in such a string: raw memory
+  without ctypes, which no event at run time shows (only this reading stands there; torch's ``as_strided`` is
+  flagged too, by its name);
 - a loader of pickles imported by its name (``from numpy import load``; ``np.load`` and ``torch.load`` are flagged
   as attributes by :mod:`.tampering`): a file it loads can run any code (the sixteenth trial: a ``.npy`` file whose
   object array ran a string of code).
@@ -36,8 +38,9 @@ _MODES = {"_python_dispatch", "overrides", "_mode_utils"}  # where torch keeps i
 _TABLES = {"_deepcopy_dispatch", "_copy_dispatch", "dispatch_table", "_extension_registry", "_inverted_registry",
            "_extension_cache", "_deepcopy_atomic", "_reconstruct"}  # fmt: skip
 _RULES = ("__torch_", "torch_function", "torch_dispatch")  # pieces of a tensor's or a mode's own rules
-_RAW = ("array_interface", "array_struct")  # NumPy's protocols for an array over any address: no event says so
-_LOADERS = {"load", "loads", "read_pickle", "hub", "load_state_dict_from_url"}  # loaders of pickles, by name
+# NumPy's protocols and helpers for an array over any address (as_strided past its array's end): no event says so
+_RAW = ("array_interface", "array_struct", "stride_tricks", "as_strided", "byte_bounds")
+_LOADERS = {"load", "loads", "read_pickle", "hub", "load_state_dict_from_url", "read_array", "open_memmap"}
 _LOADING = {"numpy", "torch", "pandas", "joblib", "scipy", "dill", "cloudpickle", "pickle", "shelve"}
 
 
@@ -73,6 +76,9 @@ def reached_through(tree: ast.AST) -> list[str]:
     found = [f"line {node.lineno}: imports {alias.name} from {node.module}, a loader of pickles: what it loads can "
              "run any code" for node in imports if (node.module or "").split(".")[0] in _LOADING
              for alias in node.names if alias.name in _LOADERS]  # fmt: skip
+    found += [f"line {node.lineno}: imports {alias.name} from {node.module}, NumPy's array over any address (raw "
+              "memory)" for node in imports for alias in node.names
+              if any(piece in f"{node.module}.{alias.name}" for piece in _RAW)]  # fmt: skip
     for node in ast.walk(tree):
         name = _named(node)
         if name in _REACHING:

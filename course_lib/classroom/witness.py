@@ -22,10 +22,13 @@ no tracer or profiler sees its frames. The signer calls no code a cell could rep
 a method of an object a cell made), raises nothing and sets off no audit event, so no frame of it ever reaches a
 cell's code. The refuser, the other hook, holds no key: from the first cell on it refuses gc's lists of objects (the
 signer among them), another audit hook, the process's memory through /proc, a module's code from a file outside the
-installed libraries (one a cell wrote), and, to a cell's code, ctypes and other processes.
+installed libraries (one a cell wrote), any unpickling (a pickle in a data file runs what it names: the seventeenth
+trial), and, to a cell's code, ctypes and other processes.
 
-What it cannot promise: a route to the kernel's raw memory that nothing refuses (NumPy's ``__array_interface__`` over
-any address, which the guard's reading flags in a cell) could find the key; and the evidence says that the cell's
+What it cannot promise: code that reads the kernel's raw memory by a route nothing refuses (NumPy's
+``__array_interface__`` or ``as_strided`` over any address, which the guard's reading flags in a cell) can follow
+the interpreter's own pointers to the signer's hash states and sign anything (the seventeenth trial did, from code
+hidden in a pickle): the evidence is not a boundary against such code; and the evidence says that the cell's
 statements ran, in order, with the modules the checks rely on verified before each (classroom.rewritten), not that
 nothing a check calls changed anything while it ran.
 """
@@ -221,6 +224,8 @@ def _refuser(shell: object) -> object:
             return
         if event.startswith("gc.get_") or event == "sys.addaudithook":
             raise RuntimeError(f"Not graded: asked for {event} in a graded notebook (the grader's evidence is private)")
+        if event == "pickle.find_class":  # (nothing in a graded notebook unpickles: torch.load's weights never ask)
+            raise RuntimeError(f"Not graded: a pickle asked for {args[0]}.{args[1]}: a pickle can run any code")
         if event == "open" and isinstance(args[0], (str, bytes)):
             busy[0] = True
             try:
