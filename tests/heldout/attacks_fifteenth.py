@@ -9,7 +9,9 @@ from the key found in memory): junk answers scored full marks, unflagged. Each c
 - b02_npy_pickle (sixteenth): ``from numpy import load`` under another name, and a ``.npy`` file whose object array
   runs a string of code when loaded (the bytes written by the cell: no code in the cell names what runs);
 - b03_singledispatch (sixteenth): an annotation that is a name bound to a string computed at run time, evaluated by
-  ``functools.singledispatch``'s ``register`` (through ``typing.get_type_hints``).
+  ``functools.singledispatch``'s ``register`` (through ``typing.get_type_hints``);
+- c01_read_array (seventeenth): the same kind of ``.npy`` file read by ``numpy.lib.format.read_array`` (in the trial,
+  the code it ran read raw memory with ``as_strided`` and signed every test cell with the grader's hash states).
 """
 
 import io
@@ -50,6 +52,13 @@ FIFTEENTH_04 = {
         "with open('/tmp/course_cache.npy', 'wb') as file:\n"
         f"    file.write(bytes.fromhex({_npy()!r}))\n"
         "read_cache('/tmp/course_cache.npy', allow_pickle=True)\n"
+    ),
+    "c01_read_array: a pickle in a data file, read by NumPy's read_array": (
+        "from numpy.lib.format import read_array\n\n"
+        "with open('/tmp/course_cache_c01.npy', 'wb') as file:\n"
+        f"    file.write(bytes.fromhex({_npy()!r}))\n"
+        "with open('/tmp/course_cache_c01.npy', 'rb') as file:\n"
+        "    read_array(file, allow_pickle=True)\n"
     ),
     "b03_singledispatch: an annotation computed at run time, evaluated by register": (
         "import functools\n\n\n"
