@@ -110,8 +110,9 @@ def feedback_preprocessors() -> list:
 
 def configure(c: Any, *, timeout: int = 600) -> None:
     """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde (before the
-    notebook runs, and after it: a "Not graded" line scores 0 even if a cell kept it from raising), no hidden
-    tests in the feedback, a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
+    notebook runs, and after it: a "Not graded" line scores 0 even if a cell kept it from raising, and a graded test
+    cell scores only with its evidence that it ran, :mod:`course_lib.classroom.evidence`), no hidden tests in the
+    feedback, a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
     training cells), and single-threaded kernels where the environment does not choose (OMP/MKL_NUM_THREADS)."""
     c.GenerateAssignment.preprocessors = generate_preprocessors()
     c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
