@@ -17,13 +17,13 @@ its full marks (the fourteenth lecturer's trial). So each graded test cell must 
    IPython did not run, or ran in other globals, is refused before it runs: :mod:`course_lib.classroom.rewritten`);
 3. after the run, a graded test cell without its evidence scores 0, "Not graded".
 
-The key lives in one closure, the signer's, an audit hook: nothing in Python hands a hook out, and while a hook runs
-no tracer or profiler sees its frames. The signer calls no code a cell could replace (builtins, module functions,
-a method of an object a cell made), raises nothing and sets off no audit event, so no frame of it ever reaches a
-cell's code. The refuser, the other hook, holds no key: from the first cell on it refuses gc's lists of objects (the
-signer among them), another audit hook, the process's memory through /proc, a module's code from a file outside the
-installed libraries (one a cell wrote), any unpickling (a pickle in a data file runs what it names: the seventeenth
-trial), and, to a cell's code, ctypes and other processes.
+The key is kept only as HMAC's two hash states (:func:`_pads`), in one closure, the signer's, an audit hook: nothing
+in Python hands a hook out, and while a hook runs no tracer or profiler sees its frames. The signer calls no code a
+cell could replace (builtins, module functions, a method of an object a cell made), raises nothing and sets off no
+audit event, so no frame of it ever reaches a cell's code. The refuser, the other hook, holds no key: from the
+first cell on it refuses gc's lists of objects (the signer among them), another audit hook, the process's memory
+through /proc, a module's code from a file outside the installed libraries (one a cell wrote), any unpickling (a
+pickle in a data file runs what it names: the seventeenth trial), and, to a cell's code, ctypes and other processes.
 
 What it cannot promise: code that reads the kernel's raw memory by a route nothing refuses (NumPy's
 ``__array_interface__`` or ``as_strided`` over any address, which the guard's reading flags in a cell) can follow
@@ -41,7 +41,7 @@ import os
 import sys
 import types
 
-__all__ = ["EVENT", "MARK", "ran", "statements", "take"]
+__all__ = ["EVENT", "KEY_BYTES", "MARK", "cell_files", "ran", "statements", "take"]
 
 EVENT = "course_lib.classroom.witness.ran"
 KEY_BYTES = 32  # the key file: the key's bytes, then the graded test cells' sources as JSON (grade id: source)
