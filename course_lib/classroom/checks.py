@@ -21,6 +21,7 @@ from torch import Tensor
 
 from ..validate import integer, number
 from .byhand import answer_tensor
+from .claims import encode, hand_over, replayed
 from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
@@ -120,15 +121,16 @@ def explain_difference(
         return None
     index = tuple(int(i) for i in wrong.nonzero()[0])
     count = int(wrong.sum())
-    where = f"[{', '.join(map(str, index))}]" if index else ""
+    at = ", ".join(map(str, index))
+    head = f"{count} of {wrong.numel()} elements differ; the first is at [{at}]: " if index else ""  # (not one number)
     if not reveal:
         mine, theirs = a[index].item(), e[index].item()
         verdict = f"is too {'large' if mine > theirs else 'small'}"
         if a.dtype == torch.bool or mine != mine or theirs != theirs:  # (NaN is neither larger nor smaller)
             verdict = "is not a number (NaN)" if mine != mine else "is not the expected value"
-        return f"{count} of {wrong.numel()} elements differ; the first is at {where}: yours, {_own(mine)}, {verdict}"
+        return f"{head}yours, {_own(mine)}, {verdict}"
     got, wanted = _apart(a[index].item(), e[index].item())
-    message = f"{count} of {wrong.numel()} elements differ; the first is at {where}: got {got}, expected {wanted}"
+    message = f"{head}got {got}, expected {wanted}"
     if a.dtype.is_floating_point:
         diff = (a.double() - e.double()).abs().max().item()
         message += f" (largest absolute difference {diff:.3g})"
@@ -197,19 +199,16 @@ def check_function(
 ) -> None:
     """Run ``fn`` and ``reference`` on ``trials`` fresh random inputs and explain the first disagreement.
 
-    ``make_inputs(generator)`` returns the positional arguments of one trial; it is called with a generator
-    seeded from ``seed`` so every run of the check draws the same inputs. Each function gets its own copy of
-    the inputs, so a function that modifies its arguments in place cannot change what the other one sees.
-    ``NotImplementedError`` (the stub of the student version) passes through unchanged. ``hints=False`` leaves
-    out the guesses at a cause, as in :func:`explain_difference`.
-
-    ``without`` names library functions that ``fn`` may not call, e.g. ``("torch.softmax", "course_lib.split_heads")``
-    (:func:`course_lib.classroom.exercises.blocked`; the reference may): a call raises inside ``fn``, so the check
-    fails and says why. The message of a passed check lists them. Neither may ``fn`` call the check's own
-    ``reference``, ``make_inputs`` or the functions defined beside them (:mod:`course_lib.classroom.own`). A
-    different ``seed`` draws other inputs (hidden tests). The reference runs after the answer, on a copy of the
-    inputs made before it (the same random state too), and while the answer runs the check's frames are out of
-    its reach (:func:`course_lib.classroom.watch.call_answer`): asking for them is "Not graded".
+    ``make_inputs(generator)`` returns the positional arguments of one trial, drawn from a generator seeded from
+    ``seed`` (another ``seed``: other inputs, as hidden tests draw). Each function gets its own copy of the inputs.
+    ``NotImplementedError`` (the student version's stub) passes through. ``hints=False``: as in
+    :func:`explain_difference`. ``without`` names library functions ``fn`` may not call, e.g. ``("torch.softmax",
+    "course_lib.split_heads")`` (:func:`course_lib.classroom.exercises.blocked`; the reference may): a call raises
+    inside ``fn`` and the check says why. Nor may ``fn`` call the check's ``reference``, ``make_inputs`` or the
+    functions defined beside them (:mod:`course_lib.classroom.own`). The reference runs after the answer, on a copy
+    of the inputs and random state made before it; while the answer runs, the check's frames are out of its reach
+    (:func:`course_lib.classroom.watch.call_answer`): asking for them is "Not graded". In a graded kernel what ``fn``
+    returned is handed over, and the grader's own run compares it there (:mod:`course_lib.classroom.claims`).
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
@@ -217,12 +216,17 @@ def check_function(
     generator = torch.Generator().manual_seed(integer("seed", seed))
     sizes, notes = [], set()  # (the warnings noted so far: classroom.noted)
     explain, distrust = explain_difference, untrusted  # as they are before any answer runs (verified: classroom.watch)
+    claimed, answers = replayed(name, fn), []  # the grader's own run: what the kernel handed over (classroom.claims)
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]
         apart, state = kept(args), torch.get_rng_state()  # the reference's inputs and random state, kept apart
-        own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
-        actual = _answer(fn, args, name, shapes, (apart, state, reference), dict(without=without, own=own), notes)
+        if claimed is None:
+            own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
+            actual = _answer(fn, args, name, shapes, (apart, state, reference), dict(without=without, own=own), notes)
+            answers.append(actual)
+        else:
+            actual = claimed[trial] if trial < len(claimed) else _not_handed_over(name, trial)
         torch.set_rng_state(state)
         with noted("the reference", notes):
             expected = reference(*apart)  # only now, when the answer has returned: never in a frame it could read
@@ -233,6 +237,7 @@ def check_function(
         if problem is not None:
             raise AssertionError(say(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}"))
     verify_watched()  # nothing the answer's calls changed
+    hand_over(name, [encode(answer) for answer in answers])  # (in a graded kernel: for the grader's own run)
     if trials > 1 and not any(sizes):  # nothing compared: the inputs came out empty (a builtin they use hidden?)
         raise AssertionError(f"{NOT_GRADED}: {name}: every expected result of the {trials} trials was empty")
     without = tuple(dict.fromkeys(without))
@@ -270,6 +275,10 @@ def _answer(fn: Callable, args: Sequence[object], name: str, shapes: list, their
             "on which the reference runs once the answer has returned: the check's frames are not the answer's"
         )
     return actual
+
+
+def _not_handed_over(name: str, trial: int) -> object:
+    raise AssertionError(f"{NOT_GRADED}: {name}: the submission's kernel handed over no result for trial {trial + 1}")
 
 
 def _describe(arg: object) -> object:

@@ -29,6 +29,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
+from .recheck import Recheck, error_outputs
 from .witness import KEY_BYTES, MARK
 
 __all__ = ["RAN", "GiveKey", "KeepNotGraded", "autograde_preprocessors", "evidence_line", "not_graded_line"]
@@ -111,12 +112,6 @@ class KeepNotGraded(Preprocessor):
         return nb, resources
 
 
-def _error(why: str) -> list:
-    from nbformat.v4 import new_output
-
-    return [new_output("error", ename="AssertionError", evalue=why, traceback=[f"AssertionError: {why}"])]
-
-
 def _kept(cell: NotebookNode, key: bytes | None, taken: str) -> list:
     """A graded test cell's outputs as they count: the guard's "Not graded" line's error, or its evidence checked and
     taken out, without results."""
@@ -125,7 +120,7 @@ def _kept(cell: NotebookNode, key: bytes | None, taken: str) -> list:
     if why:
         if not any(out.get("output_type") == "error" and why in out.get("evalue", "") for out in outputs):
             why += " (the cell ran without raising it: a cell before it changed how the kernel runs cells)"
-        return _error(why)
+        return error_outputs(why)
     grade_id = _witnessed(cell) if key is not None else None
     if grade_id is None:
         return outputs
@@ -146,12 +141,13 @@ def _kept(cell: NotebookNode, key: bytes | None, taken: str) -> list:
         kept.append(out)
     if shown or any(out.get("output_type") == "error" for out in kept):
         return kept
-    return _error(NO_EVIDENCE + (f" (the grader's first cell failed: {taken})" if taken else ""))
+    return error_outputs(NO_EVIDENCE + (f" (the grader's first cell failed: {taken})" if taken else ""))
 
 
 def autograde_preprocessors() -> list:
     """nbgrader's steps of autograde after sanitizing, with :class:`GiveKey` before ``Execute`` and
-    :class:`KeepNotGraded` after it (before the grades are saved); for ``nbgrader_config.py``
+    :class:`KeepNotGraded` and :class:`~course_lib.classroom.recheck.Recheck` after it (before the grades are saved);
+    for ``nbgrader_config.py``
     (:func:`course_lib.classroom.release.configure` sets it)::
 
         c.Autograde.autograde_preprocessors = autograde_preprocessors()
@@ -161,4 +157,4 @@ def autograde_preprocessors() -> list:
 
     steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
     at = steps.index(Execute)
-    return [*steps[:at], GiveKey, Execute, KeepNotGraded, *steps[at + 1 :]]
+    return [*steps[:at], GiveKey, Execute, KeepNotGraded, Recheck, *steps[at + 1 :]]

@@ -36,6 +36,7 @@ from traitlets import Bool
 from .calculator import reference_calls
 from .evidence import RAN, KeepNotGraded, autograde_preprocessors
 from .notebook import VARIANT_RE, without_hidden_tests
+from .recheck import CLEAN
 from .syntax import _names_bound, bound_names, check_names, free_reads, import_keys, parse
 from .tampering import BUILTINS, tampering
 
@@ -143,6 +144,8 @@ class GuardSubmission(Preprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         student = str(resources.get("nbgrader", {}).get("student", ""))
+        for cell in nb.cells:  # (a submission's own: the grader's run would take it for a cell's clean source)
+            cell.metadata.pop(CLEAN, None)
         found = findings(nb)
         for cell in nb.cells:
             if student and _editable(cell) and VARIANT_RE.search(cell.source):
@@ -193,9 +196,11 @@ class GuardSubmission(Preprocessor):
                 hidden = (reads & BUILTINS) - made
                 check = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r}){VERIFIED}"
                 grade_id = cell.metadata["nbgrader"].get("grade_id")
+                cell.metadata[CLEAN] = cell.source  # (for the grader's own run: classroom.recheck)
                 cell.source = f"{check}\n{cell.source}" + (f"\n{RAN.format(grade_id)}" if grade_id else "")
         imports = {n: path for n, path in _same_imports(nb).items() if path.split(".")[0] in ("torch", "course_lib")}
         take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({imports!r})"
+        nb.cells[min(locked)].metadata[CLEAN] = nb.cells[min(locked)].source
         nb.cells[min(locked)].source += f"\n{take}"
 
     @staticmethod

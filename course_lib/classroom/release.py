@@ -111,14 +111,15 @@ def feedback_preprocessors() -> list:
 def configure(c: Any, *, timeout: int = 600) -> None:
     """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde (before the
     notebook runs, and after it: a "Not graded" line scores 0 even if a cell kept it from raising, and a graded test
-    cell scores only with its evidence that it ran, :mod:`course_lib.classroom.evidence`), no hidden tests in the
-    feedback, a cell timeout of ``timeout`` seconds (nbgrader's default of 30 s is too short for the
-    training cells), and single-threaded kernels where the environment does not choose (OMP/MKL_NUM_THREADS)."""
+    cell scores only with its evidence that it ran, :mod:`course_lib.classroom.evidence`, and is decided again in
+    the grader's own run, :mod:`course_lib.classroom.recheck`), no hidden tests in the feedback, a cell timeout of
+    ``timeout`` seconds in both runs (nbgrader's default of 30 s is too short for the training cells), and
+    single-threaded kernels where the environment does not choose (OMP/MKL_NUM_THREADS)."""
     c.GenerateAssignment.preprocessors = generate_preprocessors()
     c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
     c.Autograde.autograde_preprocessors = autograde_preprocessors()
     c.GenerateFeedback.preprocessors = feedback_preprocessors()
-    c.Execute.timeout = timeout
+    c.Execute.timeout = c.Recheck.timeout = timeout
     os.environ["PATH"] = nbgrader_environ()["PATH"]  # nbgrader reads its config before it starts alembic
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # kernels inherit nbgrader's environment: one thread each, as
         os.environ.setdefault(name, "1")  # the class tool's jobs (threads spinning for a busy core stall grading)

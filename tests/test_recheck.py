@@ -1,0 +1,213 @@
+"""course_lib.classroom.claims and .recheck: each check decided again outside the submission's kernel, on what that
+kernel handed over as data.
+
+Whatever the submission's kernel shows is its word (tests/test_evidence.py: the layer that makes it hard to lie).
+Here the kernel's word is forged outright, after it ran, as code reading raw memory could forge it (the seventeenth
+trial): the grader's own run, a second real Jupyter kernel that runs none of the submission's cells, must still fail
+a wrong answer, and must pass an honest one.
+"""
+
+import copy
+import math
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from course_lib.classroom.claims import MIME, Answer, Unreadable, decode, encode, involves_answer
+from course_lib.classroom.recheck import CLEAN, Recheck, _grader_cells, decided_outside, function_answers
+
+TAKE = "_course_integrity = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({})"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, 3, 2**70, -0.1, math.inf, "text", 1 + 2j, [1, [2.5, 3]], (1, 2), torch.Size([2, 3]), {"a": [1]},
+     np.float32(0.25), np.arange(6, dtype=np.int16).reshape(2, 3)],
+)  # fmt: skip
+def test_values_cross_as_data_unchanged(value):
+    back = decode(encode(value))
+    assert type(back) is type(value) and (
+        np.array_equal(back, value) if isinstance(value, np.ndarray) else back == value
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.bool,
+                                   torch.int64, torch.uint8, torch.complex64])  # fmt: skip
+@pytest.mark.parametrize("shape", [(), (0, 3), (2, 3, 4)])
+def test_tensors_cross_bit_for_bit(dtype, shape):
+    t = (torch.randn(shape) * 100).to(dtype) if shape else torch.tensor(-1.5).to(dtype)
+    strided = t.transpose(0, -1) if t.dim() > 1 else t  # (not contiguous: its values, in its shape)
+    back = decode(encode(strided))
+    assert type(back) is torch.Tensor and back.dtype == dtype and back.shape == strided.shape
+    assert torch.equal(back.view(torch.uint8) if dtype.itemsize == 1 else back, strided.contiguous())
+
+
+def test_what_is_not_data_comes_back_as_something_no_check_accepts():
+    back = decode(encode(object()))
+    assert isinstance(back, Unreadable) and "builtins.object" in repr(back)
+    assert isinstance(decode(encode(np.array([object()]))), Unreadable)
+
+
+def test_a_check_function_involves_an_answer_directly_by_a_global_by_a_closure_or_a_partial():
+    import functools
+
+    namespace = {"fn": Answer("fn")}
+    exec(
+        "def wrapper(x):\n    return fn(x) + 1\nlam = lambda x: [fn(y) for y in x]\ndef other(x):\n    return x",
+        namespace,
+    )
+
+    def as_ids(f):
+        return lambda *a: f(*a)
+
+    assert involves_answer(namespace["fn"]) and involves_answer(namespace["wrapper"])
+    assert involves_answer(namespace["lam"]), "a comprehension inside a lambda: its code's constants are read too"
+    assert involves_answer(as_ids(namespace["fn"])) and involves_answer(functools.partial(namespace["wrapper"], 1))
+    assert not involves_answer(namespace["other"]) and not involves_answer(torch.softmax)
+
+
+def test_a_test_cell_is_decided_outside_when_it_uses_its_answers_only_through_check_function():
+    functions = {"f", "g"}
+    assert decided_outside("cl.check_answer(x, ref)", functions)
+    assert decided_outside("cl.check_function(f, ref, inputs)\ncl.check_function(lambda a: g(f(a)), ref, inputs)",
+                           functions)  # fmt: skip
+    assert decided_outside("check_function(as_ids(f), ref, inputs, name='f')", functions)
+    assert not decided_outside("cl.check_close(f(torch.ones(2)), ref, 'f')", functions), "a call of its own"
+    assert not decided_outside("def both(x):\n    return g(f(x))\ncl.check_function(both, ref, inputs)", functions)
+    assert not decided_outside("cl.check_function(f, ref, inputs", functions), "unreadable: the kernel's verdict"
+
+
+def _cell(source: str, clean: str | None = None, **meta) -> nbformat.NotebookNode:
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, **meta}
+    if clean is not None:
+        cell.metadata[CLEAN] = clean
+    return cell
+
+
+def _test(grade_id: str, answers: list[str], body: str) -> nbformat.NotebookNode:
+    """A graded test cell as the guard writes it: the verification first, handed the answers the cell reads."""
+    return _cell(f"_course_integrity(globals(), {answers!r}, [])\n{body}", body, grade=True, grade_id=grade_id,
+                 points=1)  # fmt: skip
+
+
+SETUP = "import torch\nimport course_lib as cl"
+CELLS = [
+    (SETUP, None),
+    ("VARIANT = 's1'  # written by the grader: this student's numbers", None),
+    ("x_ans = 3.0\ndef double(t):\n    return 2 * t", "solution"),
+    ("value", ("x_ans",), "cl.check_answer(x_ans, torch.tensor(3.0), 'x')"),
+    ("function", (), "cl.check_function(double, lambda t: 2 * t, lambda g: (torch.randn(3, generator=g),), name='d')"),
+    ("direct", (), "cl.check_close(double(torch.ones(2)), torch.full((2,), 2.0), 'double of ones')"),
+    ("wrong", ("x_ans",), "cl.check_answer(x_ans, torch.tensor(4.0), 'x against 4')"),
+]
+
+
+def _submission() -> nbformat.NotebookNode:
+    cells = [_cell(f"{SETUP}\n{TAKE}", SETUP), new_code_cell(CELLS[1][0])]
+    cells.append(_cell(CELLS[2][0], grade=False, solution=True, locked=False, grade_id="answer"))
+    cells += [_test(gid, list(answers), body) for gid, answers, body in CELLS[3:]]
+    cells.append(new_code_cell("x_ans = 99.0  # a cell of the student's own, after the answers"))
+    return new_notebook(cells=cells)
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """The submission as the student's kernel ran it (before the grader's own run)."""
+    nbclient = pytest.importorskip("nbclient")
+    nb = _submission()
+    folder = tmp_path_factory.mktemp("graded")
+    nbclient.NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}}).execute()  # fmt: skip
+    return nb
+
+
+def _rechecked(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
+    nb, _ = Recheck().preprocess(copy.deepcopy(nb), {"nbgrader": {"student": "s1"}})
+    assert not any(CLEAN in c.metadata for c in nb.cells), "the clean sources are taken out"
+    assert not any(MIME in o.get("data", {}) for c in nb.cells for o in c.get("outputs", [])), "claims taken out"
+    graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    return {c.metadata["nbgrader"]["grade_id"]: [o.evalue for o in c.outputs if o.output_type == "error"]
+            for c in graded}  # fmt: skip
+
+
+def _cell_of(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_the_grader_runs_the_locked_cells_and_the_test_cells_never_the_submissions():
+    sources = _grader_cells(_submission(), "s1")
+    assert sources[0] == SETUP and sources[1].startswith("VARIANT = 's1'") and "x_ans = 99" not in "".join(sources)
+    assert sources[2] == "_course_recheck.answers(globals(), ['double'])", "the answer cell: its functions' names"
+    assert function_answers(_submission()) == {"double"}
+    assert sources[3].startswith("_course_recheck.begin(globals(), 'value')\ncl.check_answer"), "no guard's line"
+
+
+def test_an_honest_submission_keeps_every_verdict_in_the_graders_own_run(executed):
+    claims = [o for c in executed.cells for o in c.get("outputs", []) if MIME in o.get("data", {})]
+    assert len(claims) >= 3, "the kernel handed over the by-hand values and the check's results"
+    assert _rechecked(executed) == {"value": [], "function": [], "direct": [],
+                                    "wrong": [_cell_of(executed, "wrong").outputs[-1].evalue]}  # fmt: skip
+    assert "too small" in _cell_of(executed, "wrong").outputs[-1].evalue, "the kernel's own failure stays"
+
+
+def _forged(nb: nbformat.NotebookNode, grade_id: str, claim: dict | None) -> nbformat.NotebookNode:
+    """The kernel's word forged after it ran: the test cell passed, with ``claim`` as what it handed over."""
+    nb = copy.deepcopy(nb)
+    cell = _cell_of(nb, grade_id)
+    data = [new_output("display_data", data={MIME: claim})] if claim is not None else []
+    cell.outputs = [*data, new_output("stream", name="stdout", text="✓ forged\n")]
+    return nb
+
+
+@pytest.mark.parametrize(
+    ("grade_id", "claim", "reason"),
+    [
+        (
+            "wrong",
+            {"values": {"x_ans": 3.0}},
+            "x against 4: yours, 3, is too small",
+        ),
+        ("value", {"values": {"x_ans": 2.0}}, "yours, 2, is too small"),
+        ("value", None, "name 'x_ans' is not defined"),
+        ("function", {"check": "d", "outputs": [encode(torch.zeros(3))] * 5}, "d is wrong on trial 1"),
+        ("function", {"check": "d", "outputs": []}, "handed over no result for trial 1"),
+        ("function", {"check": "another", "outputs": [encode(torch.zeros(3))] * 5}, "no result for trial 1"),
+        ("function", {"values": {"x_ans": 3.0}}, "no result for trial 1"),
+    ],
+)
+def test_a_forged_pass_fails_in_the_graders_own_run_and_is_not_graded(executed, grade_id, claim, reason):
+    errors = _rechecked(_forged(executed, grade_id, claim))[grade_id]
+    assert len(errors) == 1 and errors[0].startswith("Not graded: this check passed in the submission's kernel")
+    assert reason in errors[0], errors[0]
+
+
+def test_a_test_cell_that_calls_its_answer_itself_keeps_the_kernels_verdict(executed):
+    """The limit, stated: ``double(torch.ones(2))`` in the test cell runs only in the submission's kernel, so a forged
+    pass there stands (the evidence of tests/test_evidence.py is what answers for it)."""
+    assert _rechecked(_forged(executed, "direct", None))["direct"] == []
+
+
+def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_kernel():
+    """The numbers of the lecturer's guide, counted from the nbgrader source versions of the notebooks."""
+    from course_lib.classroom.nbgrader_source import nbgrader_notebook
+    from course_lib.paths import NOTEBOOKS_DIR, ROOT
+
+    cells = outside = exercises = whole = 0
+    for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+        source, _ = nbgrader_notebook(nbformat.read(path, as_version=4), path.stem)
+        functions, by_exercise = function_answers(source), {}
+        for cell in source.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                label = meta["grade_id"].split("-exercise-")[1].split("-")[0]
+                by_exercise.setdefault(label, []).append(decided_outside(cell.source, functions))
+        decided = [d for found in by_exercise.values() for d in found]
+        cells, outside = cells + len(decided), outside + sum(decided)
+        exercises, whole = exercises + len(by_exercise), whole + sum(all(f) for f in by_exercise.values())
+    guide = " ".join((ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8").split())
+    said = f"This decides {outside} of the {cells} graded test cells ({whole} of the {exercises} exercises whole)"
+    assert said in guide and f"the other {cells - outside} call the answer themselves" in guide, said
