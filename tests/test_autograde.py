@@ -15,10 +15,12 @@ from course_lib.classroom.flags import (
     NOT_THE_ASSIGNMENT,
     NOT_YET,
     READ_AS_TAMPERING,
+    RECHECKED,
     RENAMED,
     USED_NUMPY,
     flagged,
 )
+from course_lib.classroom.recheck import FAILED
 from course_lib.paths import NOTEBOOKS_DIR
 
 
@@ -75,6 +77,7 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
                      "(sqlite3.connect), refused in a graded notebook (another process or thread, ...)"),
         _graded_cell("e5", "Refused", "Not graded: a cell changed how the kernel reads the cells after it (an input "
                      "transformer): the test cell that ran is not the one nbgrader wrote"),
+        _graded_cell("e6", "AssertionError", FAILED.format("AssertionError: x: yours, 3, must be a plain int")),
     ]  # fmt: skip
     _hand_in_and_grade(tmp_path / "submitted" / "bob" / "a04", nb, "04.ipynb")
     assert flagged(tmp_path, "a04", "bob") == [
@@ -82,6 +85,7 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
         ("e2", READ_AS_TAMPERING),  # the guard's line (a fourteenth trial: "a checker was changed" misled)
         ("e4", "not graded: a cell asked for the file ../../../gradebook.db (sqlite3.connect)"),
         ("e5", "not graded: a test cell did not run as written (a transformer)"),
+        ("e6", RECHECKED),  # the grader's own run (classroom.recheck), whatever its reason says
     ]
 
 

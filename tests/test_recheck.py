@@ -17,9 +17,19 @@ import torch
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from course_lib.classroom.claims import MIME, Answer, Unreadable, decode, encode, involves_answer
-from course_lib.classroom.recheck import CLEAN, Recheck, _grader_cells, decided_outside, function_answers
+from course_lib.classroom.recheck import (
+    CLEAN,
+    Recheck,
+    _grader_cells,
+    calls_handed_over,
+    decided_outside,
+    function_answers,
+)
 
-TAKE = "_course_integrity = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({})"
+TAKE = (
+    "_course_integrity = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({})\n"
+    "_course_called = __import__('course_lib.classroom.claims').classroom.claims.called"
+)
 
 
 @pytest.mark.parametrize(
@@ -43,6 +53,17 @@ def test_tensors_cross_bit_for_bit(dtype, shape):
     back = decode(encode(strided))
     assert type(back) is torch.Tensor and back.dtype == dtype and back.shape == strided.shape
     assert torch.equal(back.view(torch.uint8) if dtype.itemsize == 1 else back, strided.contiguous())
+
+
+def test_torch_nn_layers_cross_with_their_settings_and_parameters():
+    for layer in (torch.nn.Linear(3, 2), torch.nn.Linear(3, 2, bias=False), torch.nn.LayerNorm(4)):
+        back = decode(encode(layer))
+        assert type(back) is type(layer) and repr(back) == repr(layer)
+        assert all(torch.equal(a, b) for a, b in zip(back.state_dict().values(), layer.state_dict().values()))
+        assert [n for n, _ in back.named_parameters()] == [n for n, _ in layer.named_parameters()]
+    assert isinstance(decode(encode(torch.nn.Sequential(torch.nn.Linear(2, 2)))), Unreadable), "only single layers"
+    assert isinstance(decode({"module": ["Module", {}, {}, []]}), torch.nn.Module)
+    assert isinstance(decode({"module": ["functional", {}, {}, []]}), Unreadable), "torch.nn's classes only"
 
 
 def test_what_is_not_data_comes_back_as_something_no_check_accepts():
@@ -69,15 +90,28 @@ def test_a_check_function_involves_an_answer_directly_by_a_global_by_a_closure_o
     assert not involves_answer(namespace["other"]) and not involves_answer(torch.softmax)
 
 
-def test_a_test_cell_is_decided_outside_when_it_uses_its_answers_only_through_check_function():
+def test_a_test_cell_is_decided_outside_when_its_answers_run_through_check_function_or_its_own_calls():
     functions = {"f", "g"}
     assert decided_outside("cl.check_answer(x, ref)", functions)
     assert decided_outside("cl.check_function(f, ref, inputs)\ncl.check_function(lambda a: g(f(a)), ref, inputs)",
                            functions)  # fmt: skip
     assert decided_outside("check_function(as_ids(f), ref, inputs, name='f')", functions)
-    assert not decided_outside("cl.check_close(f(torch.ones(2)), ref, 'f')", functions), "a call of its own"
-    assert not decided_outside("def both(x):\n    return g(f(x))\ncl.check_function(both, ref, inputs)", functions)
+    assert decided_outside("cl.check_close(f(torch.ones(2)), ref, 'f')\nys = [g(c) for c in cases]", functions)
+    assert decided_outside("def both(x):\n    return g(f(x))\ncl.check_function(both, ref, inputs)", functions)
+    assert not decided_outside("def both(x):\n    return g(f(x))\nboth(1)", functions), "run where no check runs"
+    assert not decided_outside("new, calls = fed_calls(f, model, prompt, 5)", functions), "handed on as a value"
     assert not decided_outside("cl.check_function(f, ref, inputs", functions), "unreadable: the kernel's verdict"
+
+
+def test_the_calls_a_test_cell_makes_itself_are_made_through_the_grader_who_hands_their_results_over():
+    source = "with cl.blocked(B, who='f'):\n    b_猫 = f(Q['猫'], g (K))  # 猫\ncl.check_function(f, ref, inputs)\n"
+    rewritten = calls_handed_over(source, {"f", "g"})
+    assert rewritten == (
+        "with cl.blocked(B, who='f'):\n"
+        "    b_猫 = _course_called('f', f)(Q['猫'], _course_called('g', g) (K))  # 猫\n"
+        "cl.check_function(f, ref, inputs)\n"
+    ), "offsets are UTF-8 bytes: a Chinese name before a call does not shift it; the check's argument stays"
+    assert calls_handed_over("def h(x):\n    return f(x)\n", {"f"}) == "def h(x):\n    return f(x)\n"
 
 
 def _cell(source: str, clean: str | None = None, **meta) -> nbformat.NotebookNode:
@@ -90,19 +124,31 @@ def _cell(source: str, clean: str | None = None, **meta) -> nbformat.NotebookNod
 
 def _test(grade_id: str, answers: list[str], body: str) -> nbformat.NotebookNode:
     """A graded test cell as the guard writes it: the verification first, handed the answers the cell reads."""
-    return _cell(f"_course_integrity(globals(), {answers!r}, [])\n{body}", body, grade=True, grade_id=grade_id,
+    written = calls_handed_over(body, {"double"})
+    return _cell(f"_course_integrity(globals(), {answers!r}, [])\n{written}", body, grade=True, grade_id=grade_id,
                  points=1)  # fmt: skip
 
 
-SETUP = "import torch\nimport course_lib as cl"
+SETUP = "import torch\nimport course_lib as cl\n\nfour = torch.tensor(4.0)\n\n\ndef apply(f, x):\n    return f(x)"
 CELLS = [
     (SETUP, None),
     ("VARIANT = 's1'  # written by the grader: this student's numbers", None),
-    ("x_ans = 3.0\ndef double(t):\n    return 2 * t", "solution"),
+    (
+        "x_ans = 3.0\ndef double(t):\n    torch.rand(1)  # (it draws)\n    return 2 * t\n"
+        "def apply(f, x):  # (flagged)\n    return f(x)",
+        "solution",
+    ),
     ("value", ("x_ans",), "cl.check_answer(x_ans, torch.tensor(3.0), 'x')"),
     ("function", (), "cl.check_function(double, lambda t: 2 * t, lambda g: (torch.randn(3, generator=g),), name='d')"),
-    ("direct", (), "cl.check_close(double(torch.ones(2)), torch.full((2,), 2.0), 'double of ones')"),
-    ("wrong", ("x_ans",), "cl.check_answer(x_ans, torch.tensor(4.0), 'x against 4')"),
+    (  # calls inside a blocked library (NumPy refused there: handed over after the cell), inputs drawn after them
+        "direct",
+        (),
+        "torch.manual_seed(0)\nfor _ in range(2):\n    x = torch.randn(2)\n"
+        "    with cl.blocked(('torch.softmax',), who='double', namespace=globals()):\n        twice = double(x)\n"
+        "    cl.check_close(twice, 2 * x, 'double of x')",
+    ),
+    ("wrong", ("x_ans",), "cl.check_answer(x_ans, four, 'x against 4')"),
+    ("handed", (), "cl.check_close(apply(double, torch.ones(2)), torch.full((2,), 2.0), 'double, handed on')"),
 ]
 
 
@@ -143,13 +189,13 @@ def test_the_grader_runs_the_locked_cells_and_the_test_cells_never_the_submissio
     assert sources[0] == SETUP and sources[1].startswith("VARIANT = 's1'") and "x_ans = 99" not in "".join(sources)
     assert sources[2] == "_course_recheck.answers(globals(), ['double'])", "the answer cell: its functions' names"
     assert function_answers(_submission()) == {"double"}
-    assert sources[3].startswith("_course_recheck.begin(globals(), 'value')\ncl.check_answer"), "no guard's line"
+    assert sources[3].startswith("_course_recheck.begin(globals(), 'value', ['x_ans'])\ncl.check_answer"), "no guard's"
 
 
 def test_an_honest_submission_keeps_every_verdict_in_the_graders_own_run(executed):
     claims = [o for c in executed.cells for o in c.get("outputs", []) if MIME in o.get("data", {})]
     assert len(claims) >= 3, "the kernel handed over the by-hand values and the check's results"
-    assert _rechecked(executed) == {"value": [], "function": [], "direct": [],
+    assert _rechecked(executed) == {"value": [], "function": [], "direct": [], "handed": [],
                                     "wrong": [_cell_of(executed, "wrong").outputs[-1].evalue]}  # fmt: skip
     assert "too small" in _cell_of(executed, "wrong").outputs[-1].evalue, "the kernel's own failure stays"
 
@@ -166,17 +212,17 @@ def _forged(nb: nbformat.NotebookNode, grade_id: str, claim: dict | None) -> nbf
 @pytest.mark.parametrize(
     ("grade_id", "claim", "reason"),
     [
-        (
-            "wrong",
-            {"values": {"x_ans": 3.0}},
-            "x against 4: yours, 3, is too small",
-        ),
+        ("wrong", {"values": {"x_ans": 3.0}}, "x against 4: yours, 3, is too small"),
+        ("wrong", {"values": {"x_ans": 3.0, "four": 3.0}}, "yours, 3, is too small"),  # (a reference: no answer's)
+        ("wrong", {"values": {"x_ans": {"tensor": ["load", [], ""]}}}, "not a Unreadable"),
         ("value", {"values": {"x_ans": 2.0}}, "yours, 2, is too small"),
         ("value", None, "name 'x_ans' is not defined"),
         ("function", {"check": "d", "outputs": [encode(torch.zeros(3))] * 5}, "d is wrong on trial 1"),
         ("function", {"check": "d", "outputs": []}, "handed over no result for trial 1"),
         ("function", {"check": "another", "outputs": [encode(torch.zeros(3))] * 5}, "no result for trial 1"),
         ("function", {"values": {"x_ans": 3.0}}, "no result for trial 1"),
+        ("direct", {"call": "double", "output": encode(torch.ones(2))}, "double of x: 2 of 2 elements differ"),
+        ("direct", None, "handed over no result for this call of it"),
     ],
 )
 def test_a_forged_pass_fails_in_the_graders_own_run_and_is_not_graded(executed, grade_id, claim, reason):
@@ -185,10 +231,11 @@ def test_a_forged_pass_fails_in_the_graders_own_run_and_is_not_graded(executed, 
     assert reason in errors[0], errors[0]
 
 
-def test_a_test_cell_that_calls_its_answer_itself_keeps_the_kernels_verdict(executed):
-    """The limit, stated: ``double(torch.ones(2))`` in the test cell runs only in the submission's kernel, so a forged
-    pass there stands (the evidence of tests/test_evidence.py is what answers for it)."""
-    assert _rechecked(_forged(executed, "direct", None))["direct"] == []
+def test_a_test_cell_that_hands_its_answer_on_as_a_value_keeps_the_kernels_verdict(executed):
+    """The limit, stated: ``apply(double, ...)`` runs the answer where no check hands over what it returned (as 12's
+    ``fed_calls(greedy_with_cache, ...)`` counts the model's calls), so a forged pass there stands (the evidence of
+    tests/test_evidence.py is what answers for it)."""
+    assert _rechecked(_forged(executed, "handed", None))["handed"] == []
 
 
 def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_kernel():
@@ -210,4 +257,4 @@ def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_kerne
         exercises, whole = exercises + len(by_exercise), whole + sum(all(f) for f in by_exercise.values())
     guide = " ".join((ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8").split())
     said = f"This decides {outside} of the {cells} graded test cells ({whole} of the {exercises} exercises whole)"
-    assert said in guide and f"the other {cells - outside} call the answer themselves" in guide, said
+    assert said in guide and f"the other {cells - outside} hand the answer on" in guide, said

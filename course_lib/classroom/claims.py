@@ -20,19 +20,22 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+import random
+from collections.abc import Callable, Iterable, Mapping
 from types import SimpleNamespace
 
 import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["MIME", "Answer", "Unreadable", "claim_values", "decode", "encode", "hand_over", "involves_answer", "load",
-           "recording", "replayed", "replaying", "start_recording"]  # fmt: skip
+__all__ = ["MIME", "Answer", "Unreadable", "called", "claim_values", "decode", "encode", "hand_over", "involves_answer",
+           "load", "recording", "replayed", "replaying", "start_recording"]  # fmt: skip
 
 MIME = "application/vnd.course-claims+json"  # the kernel's display output that carries them (the grader removes it)
 _DEPTH = 32
-_state = SimpleNamespace(recording=False, replay=None)  # (not a table: the snapshot compares those item by item)
+_state = SimpleNamespace(
+    recording=False, replay=None, pending=[]
+)  # (not a table: the snapshot compares those item by item)
 
 
 def _bytes(raw: bytes) -> str:
@@ -57,12 +60,41 @@ def encode(value: object, depth: int = 0) -> object:
         flat = value.detach().cpu().reshape(-1).contiguous()  # type: ignore[union-attr]
         raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
         return {"tensor": [str(flat.dtype).removeprefix("torch."), list(value.shape), _bytes(raw)]}  # type: ignore
+    if isinstance(value, torch.nn.Module) and getattr(torch.nn, kind.__name__, None) is kind:
+        return _module(value, depth)  # type: ignore[arg-type]
     if kind is np.ndarray or isinstance(value, np.generic) and kind.__module__ == "numpy":
         array = np.array(value, order="C")  # (a scalar: a 0-d array)
         if array.dtype.hasobject:
             return {"other": "a NumPy array of objects"}
         return {"ndarray": [array.dtype.str, list(array.shape), _bytes(array.tobytes()), kind is not np.ndarray]}
     return {"other": f"{kind.__module__}.{kind.__qualname__}"}
+
+
+def _module(module: torch.nn.Module, depth: int) -> object:
+    """One of ``torch.nn``'s own layers (``nn.Linear``) without layers inside: its class, settings and tensors."""
+    if next(module.children(), None) is not None:
+        return {"other": f"a torch.nn.{type(module).__name__} with layers inside"}
+    settings = {k: encode(v, depth + 1) for k, v in vars(module).items() if not k.startswith("_")}
+    tensors = {k: encode(v, depth + 1) for k, v in [*module._parameters.items(), *module._buffers.items()]}
+    return {"module": [type(module).__name__, settings, tensors, list(module._parameters)]}  # (None: no bias)
+
+
+def _layer(name: str, settings: dict, tensors: dict, parameters: list) -> object:
+    kind = getattr(torch.nn, str(name), None)
+    if not (isinstance(kind, type) and issubclass(kind, torch.nn.Module)):
+        return Unreadable(f"a module of class {name!r}")
+    layer = kind.__new__(kind)
+    torch.nn.Module.__init__(layer)
+    for key, value in settings.items():
+        setattr(layer, key, decode(value))
+    for key, value in tensors.items():
+        tensor = decode(value)
+        if key in parameters:
+            kept = tensor if tensor is None else torch.nn.Parameter(tensor, requires_grad=tensor.is_floating_point())
+            layer.register_parameter(key, kept)  # type: ignore[arg-type]
+        else:
+            layer.register_buffer(key, tensor)
+    return layer
 
 
 class Unreadable:
@@ -88,10 +120,14 @@ def decode(data: object) -> object:
     if tag == "complex":
         return complex(*body)
     if tag == "tensor":
-        dtype, shape, raw = getattr(torch, body[0]), body[1], base64.b64decode(body[2])
+        dtype, shape, raw = getattr(torch, str(body[0]), None), body[1], base64.b64decode(body[2])
+        if not isinstance(dtype, torch.dtype):
+            return Unreadable(f"a tensor of dtype {body[0]!r}")
         if not raw:
             return torch.empty(shape, dtype=dtype)
         return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+    if tag == "module":
+        return _layer(*body)
     if tag == "ndarray":
         array = np.frombuffer(base64.b64decode(body[2]), dtype=np.dtype(body[0])).reshape(body[1]).copy()
         return array[()] if body[3] else array
@@ -101,6 +137,9 @@ def decode(data: object) -> object:
 def start_recording() -> None:
     """In a graded kernel (the guard's snapshot): checks hand over what they compare from now on."""
     _state.recording = True
+    shell = getattr(__import__("IPython"), "get_ipython", lambda: None)()
+    if shell is not None:
+        shell.events.register("post_run_cell", _flush)
 
 
 def recording() -> bool:
@@ -127,6 +166,45 @@ def hand_over(name: str, outputs: list) -> None:
         _emit({"check": name, "outputs": outputs})
 
 
+def called(name: str, fn: Callable) -> Callable:
+    """``fn``, an implement-it answer a test cell calls itself, as the guard has the cell call it in a graded kernel
+    (``count_frames(*c)`` becomes ``_course_called('count_frames', count_frames)(*c)``): what it returns is handed
+    over, for the grader's own run, where :class:`Answer` gives it back at the same call. The random state is put back
+    as it was before the call (as ``check_function`` puts it back before its reference): an answer that draws random
+    numbers (``nn.Linear(...)``) must not change the inputs the cell draws after it, which the grader's run, where
+    the answer does not run, draws too."""
+
+    def handing_over(*args: object, **kwargs: object) -> object:
+        states = torch.get_rng_state(), random.getstate(), np.random.get_state()
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            torch.set_rng_state(states[0])
+            random.setstate(states[1])
+            np.random.set_state(states[2])
+        if recording():  # (encoded once the cell has run: inside a check's blocked library, NumPy is refused)
+            _state.pending.append((name, _kept(result)))
+        return result
+
+    return handing_over
+
+
+def _kept(value: object) -> object:
+    """``value`` as it is now: tensors cloned, containers rebuilt, so that what the cell does next does not count."""
+    if isinstance(value, Tensor):
+        return value.detach().clone()
+    if type(value) in (list, tuple):
+        return type(value)(_kept(v) for v in value)  # type: ignore[call-arg]
+    return value
+
+
+def _flush(*_: object) -> None:
+    """Hand over the results of the calls a cell made itself (IPython's ``post_run_cell``, after every cell)."""
+    pending, _state.pending = _state.pending, []
+    for name, result in pending:
+        _emit({"call": name, "output": encode(result)})
+
+
 def replaying(queue: list | None) -> None:
     """In the grader's own run (:mod:`course_lib.classroom.recheck`): the claims of the test cell now running, or
     None after it."""
@@ -140,9 +218,15 @@ class Answer:
     def __init__(self, name: str) -> None:
         self.__name__ = self.__qualname__ = name
 
-    def __call__(self, *args: object, **kwargs: object) -> None:
-        raise AssertionError(f"the grader's own run does not run {self.__name__}: only a check that hands over "
-                             "what it returned can be decided outside the submission's kernel")  # fmt: skip
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        """What the answer returned at this call of the test cell in the submission's kernel (:func:`called`)."""
+        queue = _state.replay
+        for at, claim in enumerate(queue or ()):
+            if claim.get("call") == self.__name__:
+                del queue[at]  # type: ignore[union-attr]
+                return decode(claim.get("output"))
+        raise AssertionError(f"the grader's own run does not run {self.__name__}, and the submission's kernel handed "
+                             "over no result for this call of it")  # fmt: skip
 
 
 def _names(code: object) -> set[str]:

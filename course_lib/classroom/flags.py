@@ -15,6 +15,7 @@ from .messages import NUMPY_ZH_START
 
 __all__ = [
     "BY_HAND_WITH_LIBRARY",
+    "RECHECKED",
     "SILENT",
     "NOT_AUTOGRADED",
     "NOT_THE_ASSIGNMENT",
@@ -34,6 +35,7 @@ _THE_CHECKS = ("(the check's", "(a function of the check)", "（检查的参考�
 NOT_AUTOGRADED = "not autograded: nbgrader failed on this notebook (its log ends autograde's output), every score 0"
 READ_AS_TAMPERING = "not graded: the reading found tampering in a cell before it (its line says what)"
 SILENT = "a test cell passed and printed nothing (its checks print what they verified): open it"
+RECHECKED = "not graded: passed in the submission's kernel, failed in the grader's own run (a forged pass?)"
 NOT_YET = "not autograded yet: this student has no autograded folder (grade the class, then write the report)"
 RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the assignment ({names}); nbgrader "
            "grades a notebook by its name: rename it and grade again")  # fmt: skip
@@ -81,7 +83,9 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
                 found.append((grade_id, SILENT))
             for out in cell.get("outputs", []) if grade_id else ():
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
-                if "Not graded" in text and "must be a plain" in text:
+                if "Not graded" in text and "but not in the grader's own run" in text:  # classroom.recheck
+                    found.append((grade_id, RECHECKED))
+                elif "Not graded" in text and "must be a plain" in text:
                     found.append((grade_id, "not graded: an answer that compares in its own way"))
                 elif "Not graded" in text and "this exercise's check uses to decide" in text:  # classroom.guard
                     found.append((grade_id, "the check's own reference or helper was called"))

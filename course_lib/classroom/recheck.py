@@ -28,12 +28,14 @@ from traitlets import Bool, Integer
 
 from .claims import MIME, Answer, load, replaying
 from .notebook import VARIANT_RE
+from .syntax import bound_names, parse
 
-__all__ = ["CLEAN", "FAILED", "Recheck", "answers", "begin", "decided_outside", "error_outputs", "function_answers",
-           "take"]  # fmt: skip
+__all__ = ["CALLED", "CLEAN", "FAILED", "Recheck", "answers", "begin", "calls_handed_over", "decided_outside",
+           "error_outputs", "function_answers", "take"]  # fmt: skip
 
 CLEAN = "course_source"  # a cell's metadata: its source before the guard added its lines (classroom.guard)
 _NAME = "_course_recheck"
+CALLED = "_course_called"  # the name a graded kernel calls an answer through (the guard binds it: classroom.guard)
 _TAKE = f"import course_lib.classroom.recheck as {_NAME}; {_NAME}.take({{!r}}, globals())  # the grader's own run"
 FAILED = ("Not graded: this check passed in the submission's kernel, but not in the grader's own run outside it, on "
           "the answers that kernel handed over: {}")  # fmt: skip
@@ -59,46 +61,98 @@ def answers(namespace: dict, functions: list[str]) -> None:
         namespace[name] = Answer(name)
 
 
-def begin(namespace: dict, grade_id: str) -> None:
-    """A test cell's first line: its by-hand answers bound to the values handed over, its checks' results queued."""
+def begin(namespace: dict, grade_id: str, names: list[str]) -> None:
+    """A test cell's first line: its by-hand answers (``names``, the answer cells' and no others) bound to the values
+    handed over, its checks' and calls' results queued."""
     from .claims import decode
 
     claims = _claims.get(grade_id, [])
     for claim in claims:
-        namespace.update({name: decode(value) for name, value in claim.get("values", {}).items()})
-    replaying([claim for claim in claims if "check" in claim])
+        values = claim.get("values", {})
+        namespace.update({name: decode(values[name]) for name in names if name in values})
+    replaying([claim for claim in claims if "check" in claim or "call" in claim])
 
 
 # ---------------------------------------------------------------- which test cells
 
 
+def _locked(cell: NotebookNode) -> bool:
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and not meta.get("solution") and bool(meta.get("locked") or meta.get("grade"))
+
+
+def _locked_names(nb: NotebookNode) -> set[str]:
+    """The names the locked cells (test cells too) bind: the notebook's own, never an answer's."""
+    return set().union(*(bound_names(c.metadata.get(CLEAN, c.source))[0] for c in nb.cells if _locked(c)))
+
+
 def function_answers(nb: NotebookNode) -> set[str]:
-    """The names that the answer cells bind with ``def`` or ``class``: implement-it answers."""
+    """The names that the answer cells bind with ``def`` or ``class`` and no locked cell binds: implement-it answers."""
     names: set[str] = set()
     for cell in nb.cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            try:
-                tree = ast.parse(cell.source)
-            except SyntaxError:
-                continue
-            names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    return names
+            tree = parse(cell.source)
+            names |= {n.name for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    return names - _locked_names(nb)
+
+
+def _is_check_function(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "check_function"
+
+
+def _calls(tree: ast.AST, functions: set[str]) -> tuple[list[ast.Name], set[int]]:
+    """The names of implement-it answers that a cell calls itself, at its own level (not inside a ``def`` or a
+    ``lambda``, not in ``check_function``'s first argument), and the ids of every name that is accounted for: those,
+    all in ``check_function``'s first argument (the check hands over what it returned), and all in a function the
+    cell defines and uses only there."""
+    direct: list[ast.Name] = []
+    checked = [n for c in ast.walk(tree) if _is_check_function(c) and c.args for n in ast.walk(c.args[0])]  # type: ignore
+    handled, loads = {id(n) for n in checked}, [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    only_checked = {n.id for n in loads} - {n.id for n in loads if id(n) not in handled}  # (a function only checked)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+            direct.append(node.func)
+            handled.add(id(node.func))
+        if isinstance(node, ast.FunctionDef) and node.name in only_checked:  # (split_then_merge: the check's to run)
+            handled.update(id(n) for n in ast.walk(node))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            return
+        for child in ast.iter_child_nodes(node):
+            if id(child) not in handled:
+                visit(child)
+
+    visit(tree)
+    return direct, handled
 
 
 def decided_outside(source: str, functions: set[str]) -> bool:
     """Whether a test cell can be decided from what the kernel hands over: every implement-it answer it names is in
     the first argument of a ``check_function`` call (``check_function(fn, ...)``, ``check_function(lambda x: fn(x),
-    ...)``), never called by the cell itself."""
+    ...)``) or called by the cell itself at its own level (``count_frames(*c)``: :func:`calls_handed_over`); never
+    handed on as a value (``fed_calls(greedy_with_cache, ...)``) or called inside a function the cell defines."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        call = node if isinstance(node, ast.Call) else None
-        if call and call.args and getattr(call.func, "attr", getattr(call.func, "id", None)) == "check_function":
-            inside |= {id(n) for n in ast.walk(call.args[0])}
-    return all(id(n) in inside for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in functions)
+    _, handled = _calls(tree, functions)
+    return all(id(n) in handled for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in functions)
+
+
+def calls_handed_over(source: str, functions: set[str], through: str = CALLED) -> str:
+    """``source`` with each call of an implement-it answer at the cell's own level made through ``through``, which
+    hands over what it returned (:func:`course_lib.classroom.claims.called`): ``count_frames(*c)`` becomes
+    ``_course_called('count_frames', count_frames)(*c)``. The guard writes a graded test cell so."""
+    try:
+        direct, _ = _calls(ast.parse(source), functions)
+    except SyntaxError:
+        return source
+    lines = source.splitlines(keepends=True)
+    for name in sorted(direct, key=lambda n: (n.lineno, n.col_offset), reverse=True):  # (offsets: UTF-8 bytes)
+        raw = lines[name.lineno - 1].encode("utf-8")
+        replaced = f"{through}({name.id!r}, {name.id})".encode()
+        lines[name.lineno - 1] = (raw[: name.col_offset] + replaced + raw[name.end_col_offset :]).decode("utf-8")
+    return "".join(lines)
 
 
 # ---------------------------------------------------------------- the autograde step
@@ -120,17 +174,19 @@ def _graded_id(cell: NotebookNode) -> str | None:
 
 def _grader_cells(nb: NotebookNode, student: str) -> list[str]:
     """The grader's run, cell by cell: the locked cells, the guard's ``VARIANT`` line, each answer cell as the names of
-    its implement-it answers, each test cell after its claims; none of the submission's own code."""
+    its implement-it answers, each test cell after its claims (only of the answers' names: never a name of the
+    notebook's own, such as a check's input or reference); none of the submission's own code."""
     functions, sources = function_answers(nb), []
+    answers = [c.source for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    values = sorted(set().union(*(bound_names(a)[0] for a in answers)) - functions - _locked_names(nb))
     for cell in nb.cells:
         meta, source = cell.metadata.get("nbgrader", {}), cell.metadata.get(CLEAN, cell.source)
         if cell.cell_type != "code":
             continue
         if meta.get("solution"):
-            names = sorted(functions & {n.name for n in ast.parse(source).body if hasattr(n, "name")})
-            sources.append(f"{_NAME}.answers(globals(), {names!r})")
+            sources.append(f"{_NAME}.answers(globals(), {sorted(functions & bound_names(source)[0])!r})")
         elif _graded_id(cell):
-            sources.append(f"{_NAME}.begin(globals(), {meta['grade_id']!r})\n{source}")
+            sources.append(f"{_NAME}.begin(globals(), {meta['grade_id']!r}, {values!r})\n{source}")
         elif meta.get("locked"):
             sources.append(source)
         elif VARIANT_RE.search(source) and source.startswith(f"VARIANT = {student!r}  #"):
@@ -196,7 +252,7 @@ class Recheck(Preprocessor):
             verdicts: dict[str, str | None] = {}
             for cell in run.cells:
                 if cell.source.startswith(f"{_NAME}.begin(") and cell.get("execution_count"):
-                    gid = ast.literal_eval(cell.source.split("\n", 1)[0].split(", ", 1)[1].rstrip(")"))
+                    gid = ast.parse(cell.source.split("\n", 1)[0]).body[0].value.args[1].value  # type: ignore
                     errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.get("output_type") == "error"]
                     verdicts[gid] = errors[0] if errors else None
             return verdicts
