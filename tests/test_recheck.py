@@ -258,3 +258,17 @@ def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_kerne
     guide = " ".join((ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8").split())
     said = f"This decides {outside} of the {cells} graded test cells ({whole} of the {exercises} exercises whole)"
     assert said in guide and f"the other {cells - outside} hand the answer on" in guide, said
+
+
+def test_no_name_of_the_notebooks_own_nor_a_builtin_is_an_answers_in_the_graders_run():
+    """Whatever the submission's cells bind, the grader's run binds what the kernel handed over only to answers: not
+    to a builtin (``range``), a locked name (``apply``) or a name of the guard's; and of the student's own cells it runs
+    the guard's ``VARIANT`` line alone, never a cell that only starts like it."""
+    nb = _submission()
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    answer.source += "\nrange = 3\ndef zip(*a):\n    return a"
+    nb.cells.insert(2, new_code_cell("VARIANT = 's1'  # written by the grader\nimport os"))
+    sources = _grader_cells(nb, "s1")
+    assert function_answers(nb) == {"double"} and "import os" not in "".join(sources)
+    assert sources[2] == "_course_recheck.answers(globals(), ['double'])"
+    assert sources[3].startswith("_course_recheck.begin(globals(), 'value', ['x_ans'])")

@@ -17,6 +17,7 @@ are, and the others keep the kernel's verdict and its evidence (:mod:`course_lib
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import os
 import shutil
@@ -40,6 +41,7 @@ _TAKE = f"import course_lib.classroom.recheck as {_NAME}; {_NAME}.take({{!r}}, g
 FAILED = ("Not graded: this check passed in the submission's kernel, but not in the grader's own run outside it, on "
           "the answers that kernel handed over: {}")  # fmt: skip
 _claims: dict[str, list] = {}
+_BUILTINS = frozenset(dir(builtins))  # never an answer's name in the grader's run (the reading flags hiding one)
 
 
 # ---------------------------------------------------------------- in the grader's kernel
@@ -93,7 +95,7 @@ def function_answers(nb: NotebookNode) -> set[str]:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
             tree = parse(cell.source)
             names |= {n.name for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    return names - _locked_names(nb)
+    return names - _locked_names(nb) - _BUILTINS
 
 
 def _is_check_function(node: ast.AST) -> bool:
@@ -178,7 +180,7 @@ def _grader_cells(nb: NotebookNode, student: str) -> list[str]:
     notebook's own, such as a check's input or reference); none of the submission's own code."""
     functions, sources = function_answers(nb), []
     answers = [c.source for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
-    values = sorted(set().union(*(bound_names(a)[0] for a in answers)) - functions - _locked_names(nb))
+    values = sorted(set().union(*(bound_names(a)[0] for a in answers)) - functions - _locked_names(nb) - _BUILTINS)
     for cell in nb.cells:
         meta, source = cell.metadata.get("nbgrader", {}), cell.metadata.get(CLEAN, cell.source)
         if cell.cell_type != "code":
@@ -189,7 +191,7 @@ def _grader_cells(nb: NotebookNode, student: str) -> list[str]:
             sources.append(f"{_NAME}.begin(globals(), {meta['grade_id']!r}, {values!r})\n{source}")
         elif meta.get("locked"):
             sources.append(source)
-        elif VARIANT_RE.search(source) and source.startswith(f"VARIANT = {student!r}  #"):
+        elif "\n" not in source and VARIANT_RE.search(source) and source.startswith(f"VARIANT = {student!r}  #"):
             sources.append(source)  # (the guard's line: classroom.guard)
     return sources
 
