@@ -256,7 +256,7 @@ def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_kerne
         cells, outside = cells + len(decided), outside + sum(decided)
         exercises, whole = exercises + len(by_exercise), whole + sum(all(f) for f in by_exercise.values())
     guide = " ".join((ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8").split())
-    said = f"This decides {outside} of the {cells} graded test cells ({whole} of the {exercises} exercises whole)"
+    said = f"run decides {outside} of the {cells} graded test cells ({whole} of the {exercises} exercises whole)"
     assert said in guide and f"the other {cells - outside} hand the answer on" in guide, said
 
 
@@ -272,3 +272,30 @@ def test_no_name_of_the_notebooks_own_nor_a_builtin_is_an_answers_in_the_graders
     assert function_answers(nb) == {"double"} and "import os" not in "".join(sources)
     assert sources[2] == "_course_recheck.answers(globals(), ['double'])"
     assert sources[3].startswith("_course_recheck.begin(globals(), 'value', ['x_ans'])")
+
+
+def test_which_answers_are_functions_is_read_from_the_assignment_not_from_the_submission():
+    """A red team's: ``def J_ex1(): pass`` before a junk value made a by-hand answer read as a function, so that its
+    test cells were left to the kernel's word. The guard keeps each answer cell as the gradebook holds it (CLEAN), and
+    the grader reads the answers' kinds there; an answer bound without ``def`` (``softmax_backward = _sb``) is still
+    the assignment's function."""
+    nb = _submission()
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    released = answer.source
+    answer.source = "def x_ans():\n    pass\nx_ans = 2.0\ndef _d(t):\n    return 2 * t\ndouble = _d"
+    answer.metadata[CLEAN] = released
+    sources = _grader_cells(nb, "s1")
+    assert function_answers(nb) == {"double"} and sources[2] == "_course_recheck.answers(globals(), ['double'])"
+    assert sources[3].startswith("_course_recheck.begin(globals(), 'value', ['x_ans'])")
+    assert decided_outside("cl.check_answer(x_ans, torch.tensor(3.0), 'x')", function_answers(nb))
+
+
+def test_a_test_cell_in_which_the_graders_own_run_stopped_fails(tmp_path):
+    """A red team's: the kernel of the grader's run dying inside a test cell left no error there, which read as a
+    pass. The cell it stopped in fails, and the cells after it were never reached."""
+    pytest.importorskip("nbclient")
+    sources = [SETUP, "_course_recheck.begin(globals(), 'a', [])\nx = 1",
+               "_course_recheck.begin(globals(), 'b', [])\nimport os\nos._exit(1)",
+               "_course_recheck.begin(globals(), 'c', [])\nx = 2"]  # fmt: skip
+    verdicts = Recheck(timeout=60)._run(new_notebook(), sources, {})
+    assert verdicts["a"] is None and "stopped in this cell" in verdicts["b"] and "c" not in verdicts, verdicts

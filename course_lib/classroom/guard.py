@@ -36,7 +36,7 @@ from traitlets import Bool
 from .calculator import reference_calls
 from .evidence import RAN, KeepNotGraded, autograde_preprocessors
 from .notebook import VARIANT_RE, without_hidden_tests
-from .recheck import CALLED, CLEAN, calls_handed_over, function_answers
+from .recheck import CALLED, CLEAN, calls_handed_over, function_answers, keep_released_answers
 from .syntax import _names_bound, bound_names, check_names, free_reads, import_keys, parse
 from .tampering import BUILTINS, tampering
 
@@ -145,6 +145,7 @@ class GuardSubmission(Preprocessor):
         student = str(resources.get("nbgrader", {}).get("student", ""))
         for cell in nb.cells:  # (a submission's own: the grader's run would take it for a cell's clean source)
             cell.metadata.pop(CLEAN, None)
+        keep_released_answers(nb, resources)  # which answers are functions: the assignment's word (classroom.recheck)
         found = findings(nb)
         for cell in nb.cells:
             if student and _editable(cell) and VARIANT_RE.search(cell.source):

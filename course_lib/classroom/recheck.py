@@ -32,7 +32,7 @@ from .notebook import VARIANT_RE
 from .syntax import bound_names, parse
 
 __all__ = ["CALLED", "CLEAN", "FAILED", "Recheck", "answers", "begin", "calls_handed_over", "decided_outside",
-           "error_outputs", "function_answers", "take"]  # fmt: skip
+           "error_outputs", "function_answers", "keep_released_answers", "take"]  # fmt: skip
 
 CLEAN = "course_source"  # a cell's metadata: its source before the guard added its lines (classroom.guard)
 _NAME = "_course_recheck"
@@ -88,13 +88,38 @@ def _locked_names(nb: NotebookNode) -> set[str]:
     return set().union(*(bound_names(c.metadata.get(CLEAN, c.source))[0] for c in nb.cells if _locked(c)))
 
 
+def keep_released_answers(nb: NotebookNode, resources: dict) -> None:
+    """The guard's step: each answer cell's source as nbgrader's gradebook holds it, kept in the cell's metadata, so
+    that which answers are functions and which are values is read from the assignment, never from what a submission
+    wrote in its place (a ``def J_ex1`` before a junk value would make a by-hand answer a function: a red team's)."""
+    info = resources.get("nbgrader", {})
+    if not info.get("db_url"):
+        return
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(info["db_url"]) as gradebook:
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("solution") and meta.get("grade_id"):
+                try:
+                    found = gradebook.find_source_cell(meta["grade_id"], info["notebook"], info["assignment"])
+                except MissingEntry:
+                    continue
+                cell.metadata[CLEAN] = found.source
+
+
+def _answer_sources(nb: NotebookNode) -> list[str]:
+    """The answer cells as released (:func:`keep_released_answers`; as written where no gradebook said)."""
+    solution = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    return [c.metadata.get(CLEAN, c.source) for c in solution]
+
+
 def function_answers(nb: NotebookNode) -> set[str]:
     """The names that the answer cells bind with ``def`` or ``class`` and no locked cell binds: implement-it answers."""
     names: set[str] = set()
-    for cell in nb.cells:
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            tree = parse(cell.source)
-            names |= {n.name for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    for source in _answer_sources(nb):
+        tree = parse(source)
+        names |= {n.name for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     return names - _locked_names(nb) - _BUILTINS
 
 
@@ -179,7 +204,7 @@ def _grader_cells(nb: NotebookNode, student: str) -> list[str]:
     its implement-it answers, each test cell after its claims (only of the answers' names: never a name of the
     notebook's own, such as a check's input or reference); none of the submission's own code."""
     functions, sources = function_answers(nb), []
-    answers = [c.source for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    answers = _answer_sources(nb)
     values = sorted(set().union(*(bound_names(a)[0] for a in answers)) - functions - _locked_names(nb) - _BUILTINS)
     for cell in nb.cells:
         meta, source = cell.metadata.get("nbgrader", {}), cell.metadata.get(CLEAN, cell.source)
@@ -247,16 +272,19 @@ class Recheck(Preprocessor):
             client = NotebookClient(
                 run, timeout=self.timeout, allow_errors=True, resources={"metadata": {"path": folder}}
             )
+            stopped = None
             try:
                 client.execute()
-            except Exception as err:  # (the kernel died, or a cell ran out of time: what ran still counts)
+            except Exception as err:  # (the kernel died, or a cell ran out of time: the cell it was in fails)
                 self.log.warning("the grader's own run stopped: %s", err)
+                stopped = f"the grader's own run stopped in this cell ({type(err).__name__})"
             verdicts: dict[str, str | None] = {}
-            for cell in run.cells:
-                if cell.source.startswith(f"{_NAME}.begin(") and cell.get("execution_count"):
+            ran = [cell for cell in run.cells if cell.get("execution_count")]
+            for cell in ran:
+                if cell.source.startswith(f"{_NAME}.begin("):
                     gid = ast.parse(cell.source.split("\n", 1)[0]).body[0].value.args[1].value  # type: ignore
                     errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.get("output_type") == "error"]
-                    verdicts[gid] = errors[0] if errors else None
+                    verdicts[gid] = errors[0] if errors else stopped if cell is ran[-1] else None
             return verdicts
         finally:
             shutil.rmtree(folder, ignore_errors=True)
