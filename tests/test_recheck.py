@@ -67,6 +67,8 @@ def test_torch_nn_layers_cross_with_their_settings_and_parameters():
 
 
 def test_what_is_not_data_comes_back_as_something_no_check_accepts():
+    huge = decode({"tensor": ["float64", [10**6, 10**6], ""]})  # (a red team's: no bytes, a shape to fill memory)
+    assert isinstance(huge, Unreadable) and "without bytes" in repr(huge)
     back = decode(encode(object()))
     assert isinstance(back, Unreadable) and "builtins.object" in repr(back)
     assert isinstance(decode(encode(np.array([object()]))), Unreadable)

@@ -123,8 +123,12 @@ def decode(data: object) -> object:
         dtype, shape, raw = getattr(torch, str(body[0]), None), body[1], base64.b64decode(body[2])
         if not isinstance(dtype, torch.dtype):
             return Unreadable(f"a tensor of dtype {body[0]!r}")
-        if not raw:
-            return torch.empty(shape, dtype=dtype)
+        if not raw:  # (no bytes, so no elements: a shape that claims some is not a tensor's)
+            return (
+                torch.empty(shape, dtype=dtype)
+                if 0 in shape
+                else Unreadable(f"a tensor of shape {shape} without bytes")
+            )
         return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
     if tag == "module":
         return _layer(*body)

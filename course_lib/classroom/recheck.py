@@ -272,19 +272,22 @@ class Recheck(Preprocessor):
             client = NotebookClient(
                 run, timeout=self.timeout, allow_errors=True, resources={"metadata": {"path": folder}}
             )
-            stopped = None
+            stopped, verdicts = 0, {}  # (the cell the run stopped in, if it did: at first, starting the kernel)
             try:
-                client.execute()
+                client.reset_execution_trackers()
+                with client.setup_kernel():
+                    for index, cell in enumerate(run.cells):
+                        stopped = index
+                        client.execute_cell(cell, index)
+                stopped = None
             except Exception as err:  # (the kernel died, or a cell ran out of time: the cell it was in fails)
                 self.log.warning("the grader's own run stopped: %s", err)
-                stopped = f"the grader's own run stopped in this cell ({type(err).__name__})"
-            verdicts: dict[str, str | None] = {}
-            ran = [cell for cell in run.cells if cell.get("execution_count")]
-            for cell in ran:
+            for index, cell in enumerate(run.cells[: None if stopped is None else stopped + 1]):
                 if cell.source.startswith(f"{_NAME}.begin("):
                     gid = ast.parse(cell.source.split("\n", 1)[0]).body[0].value.args[1].value  # type: ignore
                     errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.get("output_type") == "error"]
-                    verdicts[gid] = errors[0] if errors else stopped if cell is ran[-1] else None
+                    why = "the grader's own run stopped in this cell" if index == stopped else None
+                    verdicts[gid] = errors[0] if errors else why
             return verdicts
         finally:
             shutil.rmtree(folder, ignore_errors=True)
