@@ -5,13 +5,15 @@ KeepNotGraded`). A test cell that passed in the submission's kernel passed in th
 submission's code. So a second, fresh kernel runs the notebook again, in an empty folder, with none of the
 submission's cells: the locked cells as nbgrader put them back, the ``VARIANT`` line the guard wrote, and every test
 cell, first handed what the submission's kernel handed over for it (:mod:`course_lib.classroom.claims`): the values
-of its by-hand answers, and what each implement-it answer returned on each trial of ``check_function``, which there
-takes those results instead of running the answer and compares them with its own reference on inputs it drew itself.
-A test cell that passed in the submission's kernel and fails here is "Not graded", with this run's reason.
+of its by-hand answers, what each implement-it answer returned on each trial of ``check_function`` (which there
+takes those results instead of running the answer and compares them with its own reference on inputs it drew
+itself), and what it returned each time the cell called it itself (:func:`calls_handed_over`). A test cell that
+passed in the submission's kernel and fails here is "Not graded", with this run's reason.
 
-A test cell that calls an answer itself (not through ``check_function``: ``count_frames(*c)``, a model fed through
-the answer whose calls are counted) cannot be decided from results handed over: :func:`decided_outside` tells which
-are, and the others keep the kernel's verdict and its evidence (:mod:`course_lib.classroom.evidence`).
+A test cell that hands an answer on to code that runs it where nothing hands its results over (a model fed through
+the answer, whose calls are counted) cannot be decided here: :func:`decided_outside` tells which can, and the others
+keep the kernel's verdict and its evidence (:mod:`course_lib.classroom.evidence`). This run checks numbers, not who
+computed them: a kernel made to lie could hand over the results of the check's own reference, which runs there too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from .claims import MIME, Answer, load, replaying
+from .claims import MIME, Answer, decode, load, replaying
 from .notebook import VARIANT_RE
 from .syntax import bound_names, parse
 
@@ -66,8 +68,6 @@ def answers(namespace: dict, functions: list[str]) -> None:
 def begin(namespace: dict, grade_id: str, names: list[str]) -> None:
     """A test cell's first line: its by-hand answers (``names``, the answer cells' and no others) bound to the values
     handed over, its checks' and calls' results queued."""
-    from .claims import decode
-
     claims = _claims.get(grade_id, [])
     for claim in claims:
         values = claim.get("values", {})
