@@ -47,10 +47,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from test_recheck import HANDED_ON
 
 from course_lib.classroom.autograde import autograde_class, class_report
 from course_lib.classroom.flags import READ_AS_TAMPERING
 from course_lib.classroom.notebook import HIDDEN_BEGIN, Exercise, find_exercises
+from course_lib.classroom.recheck import KEPT
 from course_lib.classroom.release import nbgrader_environ
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
@@ -369,6 +371,8 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     assert any(why.startswith("tampering: ") for _, why in flags[SHORTCUT]), "the report names what the guard read"
 
     graded = {s: nbformat.read(root / "autograded" / s / assignment / nb_path.name, as_version=4) for s in STUDENTS}
+    kept = {c.metadata["nbgrader"]["grade_id"] for c in graded[REFERENCE].cells if KEPT in c.metadata}
+    assert kept == {g for g in HANDED_ON if g.startswith(f"{stem}-")}, "all decided outside the student's kernel but"
     own = {i for e in exercises for i in (e.solution_cell, *graded_cells(source, e))}
     unchanged = graded["unchanged"]
     assert sum(HIDDEN_BEGIN in c.source for c in unchanged.cells) == len(exercises), "hidden tests restored to grade"

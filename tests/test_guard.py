@@ -17,7 +17,7 @@ from course_lib.classroom.guard import (
     tampering,
 )
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
-from course_lib.classroom.recheck import CALLED, CLEAN, calls_handed_over, function_answers
+from course_lib.classroom.recheck import CLEAN
 from course_lib.classroom.syntax import check_names
 from course_lib.paths import NOTEBOOKS_DIR
 
@@ -297,14 +297,12 @@ def test_no_reference_answer_of_the_course_is_flagged(nb_path):
     variant = [i for i in changed if nb.cells[i].source.startswith("VARIANT = 's1'")]
     assert len(variant) == any("VARIANT = " in s for s in sources) and tests, "the VARIANT cell, if any"
     assert sorted([first, *tests, *variant]) == changed, "and the snapshot's cells: nothing flagged"
-    snapshot, called = nb.cells[first].source.splitlines()[-2:]  # the snapshot, handed the names the locked cells
-    assert nb.cells[first].source.startswith(sources[first]) and ".snapshot({" in snapshot  # import; the answers'
-    assert called.startswith(f"{CALLED} = ")  # calls by a test cell itself are made through the grader's (recheck)
+    snapshot = nb.cells[first].source.splitlines()[-1]  # the snapshot, handed the names the locked cells import
+    assert nb.cells[first].source.startswith(sources[first]) and ".snapshot({" in snapshot
     verified = [nb.cells[i].source.split("\n", 1) for i in tests]
     ran = [RAN.format(nb.cells[i].metadata["nbgrader"]["grade_id"]) for i in tests]  # the evidence line, last
-    implemented = function_answers(nb)
     assert all(
-        top.startswith(f"{SNAPSHOT}(globals(), [") and rest == f"{calls_handed_over(sources[i], implemented)}\n{line}"
+        top.startswith(f"{SNAPSHOT}(globals(), [") and rest == f"{sources[i]}\n{line}"
         for (top, rest), i, line in zip(verified, tests, ran, strict=True)
     )
     assert all(nb.cells[i].metadata[CLEAN] == sources[i] for i in [first, *tests]), "kept for the grader's own run"

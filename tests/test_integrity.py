@@ -93,7 +93,7 @@ def test_the_guard_snapshots_in_the_first_locked_cell_and_verifies_in_every_test
         nb.cells[-1].metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, **meta}
     nb, _ = GuardSubmission().preprocess(nb, {"nbgrader": {"student": "s1"}})
     imports = {"torch": "torch", "cl": "course_lib", "F": "torch.nn.functional"}  # what the verification holds to
-    snapshot = nb.cells[0].source.splitlines()[-2]  # (the last line binds _course_called: classroom.recheck)
+    snapshot = nb.cells[0].source.splitlines()[-1]
     assert nb.cells[0].source.startswith(LOCKED) and snapshot.endswith(f".snapshot({imports!r})")
     assert nb.cells[2].source == f"{SNAPSHOT}(globals(), ['a'], []){VERIFIED}\ncl.check_answer(a, 1)"
     assert nb.cells[4].source == f"{SNAPSHOT}(globals(), ['b'], []){VERIFIED}\ncl.check_answer(b, 2)"

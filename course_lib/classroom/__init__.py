@@ -14,9 +14,9 @@ Read in this order:
   Chinese edition).
 - :mod:`~course_lib.classroom.guard` — nbgrader's autograde step that reads a submission for tampering
   (:mod:`~course_lib.classroom.tampering`, on :mod:`~course_lib.classroom.syntax`'s reading of a cell) before it runs.
-- :mod:`~course_lib.classroom.recheck` — nbgrader's autograde step after the run: the grader's own run, a fresh
-  kernel with none of the submission's cells, decides each test cell again on what the submission's kernel handed
-  over as data (:mod:`~course_lib.classroom.claims`).
+- :mod:`~course_lib.classroom.recheck` — nbgrader's autograde step after the run: the grader's own run decides each
+  test cell again in a kernel with none of the submission's cells, the answers running in a kernel of their own
+  (:mod:`~course_lib.classroom.serve`); values cross between them as data (:mod:`~course_lib.classroom.claims`).
 - :mod:`~course_lib.classroom.stubs` — how a solution region becomes a stub;
   :mod:`~course_lib.classroom.notebook` — a notebook's exercises, check cells, hidden tests and ``VARIANT`` line.
 - :mod:`~course_lib.classroom.student` — ``python -m course_lib.classroom.student``: student versions, or with

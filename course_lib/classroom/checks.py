@@ -21,7 +21,6 @@ from torch import Tensor
 
 from ..validate import integer, number
 from .byhand import answer_tensor
-from .claims import encode, hand_over, replayed
 from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
 from .hints import hint_at_cause
@@ -207,8 +206,8 @@ def check_function(
     inside ``fn`` and the check says why. Nor may ``fn`` call the check's ``reference``, ``make_inputs`` or the
     functions defined beside them (:mod:`course_lib.classroom.own`). The reference runs after the answer, on a copy
     of the inputs and random state made before it; while the answer runs, the check's frames are out of its reach
-    (:func:`course_lib.classroom.watch.call_answer`): asking for them is "Not graded". In a graded kernel what ``fn``
-    returned is handed over, and the grader's own run compares it there (:mod:`course_lib.classroom.claims`).
+    (:func:`course_lib.classroom.watch.call_answer`): asking for them is "Not graded". In the grader's own run ``fn``
+    runs in another kernel, the answers' (:mod:`course_lib.classroom.serve`).
     """
     _raise_if_unanswered(fn)
     name = name or getattr(fn, "__name__", "your function")
@@ -216,17 +215,12 @@ def check_function(
     generator = torch.Generator().manual_seed(integer("seed", seed))
     sizes, notes = [], set()  # (the warnings noted so far: classroom.noted)
     explain, distrust = explain_difference, untrusted  # as they are before any answer runs (verified: classroom.watch)
-    claimed, answers = replayed(name, fn), []  # the grader's own run: what the kernel handed over (classroom.claims)
     for trial in range(trials):
         args = make_inputs(generator)
         shapes = [_describe(a) for a in args]
         apart, state = kept(args), torch.get_rng_state()  # the reference's inputs and random state, kept apart
-        if claimed is None:
-            own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
-            actual = _answer(fn, args, name, shapes, (apart, state, reference), dict(without=without, own=own), notes)
-            answers.append(actual)
-        else:
-            actual = claimed[trial] if trial < len(claimed) else _not_handed_over(name, trial)
+        own = own_functions(fn, reference, make_inputs, args)  # the check's reference, inputs and helpers
+        actual = _answer(fn, args, name, shapes, (apart, state, reference), dict(without=without, own=own), notes)
         torch.set_rng_state(state)
         with noted("the reference", notes):
             expected = reference(*apart)  # only now, when the answer has returned: never in a frame it could read
@@ -237,7 +231,6 @@ def check_function(
         if problem is not None:
             raise AssertionError(say(f"{name} is wrong on trial {trial + 1} (inputs: {shapes}): {problem}"))
     verify_watched()  # nothing the answer's calls changed
-    hand_over(name, [encode(answer) for answer in answers])  # (in a graded kernel: for the grader's own run)
     if trials > 1 and not any(sizes):  # nothing compared: the inputs came out empty (a builtin they use hidden?)
         raise AssertionError(f"{NOT_GRADED}: {name}: every expected result of the {trials} trials was empty")
     without = tuple(dict.fromkeys(without))
@@ -275,10 +268,6 @@ def _answer(fn: Callable, args: Sequence[object], name: str, shapes: list, their
             "on which the reference runs once the answer has returned: the check's frames are not the answer's"
         )
     return actual
-
-
-def _not_handed_over(name: str, trial: int) -> object:
-    raise AssertionError(f"{NOT_GRADED}: {name}: the submission's kernel handed over no result for trial {trial + 1}")
 
 
 def _describe(arg: object) -> object:

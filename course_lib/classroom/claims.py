@@ -1,41 +1,39 @@
-"""What a graded kernel hands over as data, and how the grader's own run takes it back: answers out of the kernel.
+"""Values as data between two kernels: what an answer returned, and what a check hands it, as JSON.
 
-A graded notebook runs in the student's kernel, and whatever a test cell shows there is that kernel's word: code a
-submission runs unread could make a failed check look passed (:mod:`course_lib.classroom.witness` says how far the
-evidence goes). So the grader decides again, outside that kernel (:mod:`course_lib.classroom.recheck`): a second,
-fresh kernel runs only the notebook's locked cells and its test cells, never a cell of the submission, and compares
-there. What it needs of the submission crosses as data, never as code:
-
-- **by-hand answers**: the values of the answers a test cell reads, as the guard's verification at the top of the
-  cell found them (:func:`claim_values`: numbers, lists and tuples of them, NumPy's arrays and scalars, tensors);
-- **implement-it answers**: what the answer returned on each trial of :func:`~course_lib.classroom.checks.
-  check_function`, recorded there (:func:`hand_over`); the grader's run draws the same inputs itself and compares
-  what was handed over with its own reference (:func:`replayed`).
-
-A kernel can hand over anything; it cannot make the grader's reference agree with a wrong answer. Values cross as
-JSON (tensors as their bytes, dtype and shape), never as pickles: reading them runs no code of the submission's.
+The grader decides each check outside the student's kernel (:mod:`course_lib.classroom.recheck`): the answers run in
+one kernel, the checks in another, and what crosses between them crosses as data, never as code
+(:mod:`course_lib.classroom.serve`): numbers, strings, containers, complex numbers, tensors as their dtype, shape and
+bytes, NumPy's arrays and scalars, and modules of ``torch.nn`` or ``course_lib`` (such as ``cl.DecoderLM``) as their
+class, settings, tensors and layers. Anything else is ``{"other": its class}``, which the other side takes back as
+:class:`Unreadable`, something no check accepts. No pickles: reading a value runs no code of the submission's.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import random
-from collections.abc import Callable, Iterable, Mapping
+import importlib
 from types import SimpleNamespace
 
 import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["MIME", "Answer", "Unreadable", "called", "claim_values", "decode", "encode", "hand_over", "involves_answer",
-           "load", "recording", "replayed", "replaying", "start_recording"]  # fmt: skip
+__all__ = ["Unreadable", "blocking", "decode", "encode"]
 
-MIME = "application/vnd.course-claims+json"  # the kernel's display output that carries them (the grader removes it)
 _DEPTH = 32
-_state = SimpleNamespace(
-    recording=False, replay=None, pending=[]
-)  # (not a table: the snapshot compares those item by item)
+_state = SimpleNamespace(blocking=[])  # (not a table: the snapshot compares those item by item)
+_MODULE_OWN = frozenset(vars(torch.nn.Module()))  # what nn.Module's __init__ sets: its tables, never a setting
+_TRUSTED = ("torch.nn.", "course_lib.")  # the modules whose layers a value may name: never the submission's
+# torch's names as they are now: a check may block some while values cross (03's exercise 4 blocks torch.nn.Module)
+_TORCH = SimpleNamespace(Module=torch.nn.Module, Parameter=torch.nn.Parameter, Size=torch.Size, device=torch.device,
+                         frombuffer=torch.frombuffer, empty=torch.empty)  # fmt: skip
+_DTYPES = {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+
+
+def blocking() -> list:
+    """The library functions blocked now (:func:`course_lib.classroom.exercises.blocked` keeps this list: names and
+    who), which an answer run in the other kernel is blocked from too."""
+    return _state.blocking
 
 
 def _bytes(raw: bytes) -> str:
@@ -52,15 +50,18 @@ def encode(value: object, depth: int = 0) -> object:
         return value
     if kind is complex:
         return {"complex": [value.real, value.imag]}  # type: ignore[union-attr]
-    if kind in (list, tuple, torch.Size):
+    if kind in (list, tuple, _TORCH.Size):
         return {kind.__name__.lower(): [encode(item, depth + 1) for item in value]}  # type: ignore[attr-defined]
     if kind is dict:
         return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}  # type: ignore
-    if kind in (Tensor, torch.nn.Parameter):
+    if kind in (torch.dtype, _TORCH.device):  # (05's to_additive is handed a dtype)
+        return {kind.__name__: str(value).removeprefix("torch.")}
+    if kind in (Tensor, _TORCH.Parameter):
         flat = value.detach().cpu().reshape(-1).contiguous()  # type: ignore[union-attr]
-        raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+        at, size = flat.storage_offset() * flat.element_size(), flat.numel() * flat.element_size()
+        raw = bytes(flat.untyped_storage())[at : at + size]  # (not Tensor.numpy, which a check refuses)
         return {"tensor": [str(flat.dtype).removeprefix("torch."), list(value.shape), _bytes(raw)]}  # type: ignore
-    if isinstance(value, torch.nn.Module) and getattr(torch.nn, kind.__name__, None) is kind:
+    if isinstance(value, _TORCH.Module) and _class(kind.__module__, kind.__qualname__) is kind:
         return _module(value, depth)  # type: ignore[arg-type]
     if kind is np.ndarray or isinstance(value, np.generic) and kind.__module__ == "numpy":
         array = np.array(value, order="C")  # (a scalar: a 0-d array)
@@ -70,31 +71,59 @@ def encode(value: object, depth: int = 0) -> object:
     return {"other": f"{kind.__module__}.{kind.__qualname__}"}
 
 
+def _class(module: str, qualname: str) -> object:
+    """The class a module's name and a qualified name lead to, when that module is torch.nn's or course_lib's."""
+    if not module.startswith(_TRUSTED) or not all(part.isidentifier() for part in qualname.split(".")):
+        return None
+    found: object = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
 def _module(module: torch.nn.Module, depth: int) -> object:
-    """One of ``torch.nn``'s own layers (``nn.Linear``) without layers inside: its class, settings and tensors."""
-    if next(module.children(), None) is not None:
-        return {"other": f"a torch.nn.{type(module).__name__} with layers inside"}
-    settings = {k: encode(v, depth + 1) for k, v in vars(module).items() if not k.startswith("_")}
+    """A layer of ``torch.nn`` or ``course_lib`` (``nn.Linear``, ``cl.DecoderLM``): its class, its settings (whatever
+    it keeps besides nn.Module's own tables), its tensors and its layers, each as data."""
+    kind = type(module)
+    settings = {k: encode(v, depth + 1) for k, v in vars(module).items() if k not in _MODULE_OWN or k == "training"}
     tensors = {k: encode(v, depth + 1) for k, v in [*module._parameters.items(), *module._buffers.items()]}
-    return {"module": [type(module).__name__, settings, tensors, list(module._parameters)]}  # (None: no bias)
+    layers = {k: encode(v, depth + 1) for k, v in module._modules.items()}
+    return {"module": [f"{kind.__module__}:{kind.__qualname__}", settings, tensors, list(module._parameters), layers]}
 
 
-def _layer(name: str, settings: dict, tensors: dict, parameters: list) -> object:
-    kind = getattr(torch.nn, str(name), None)
-    if not (isinstance(kind, type) and issubclass(kind, torch.nn.Module)):
+def _layer(name: str, settings: dict, tensors: dict, parameters: list, layers: dict) -> object:
+    kind = _class(*str(name).rpartition(":")[::2])
+    if not (isinstance(kind, type) and issubclass(kind, _TORCH.Module)):
         return Unreadable(f"a module of class {name!r}")
+    plain = [str(key) for key in [*settings, *tensors, *layers]]  # (a ModuleList's layers are "0", "1", ...)
+    if not all((key.isidentifier() or key.isdigit()) and not key.startswith("__") for key in plain):
+        return Unreadable(f"a module of class {name!r} with a setting that is not a plain name")
     layer = kind.__new__(kind)
-    torch.nn.Module.__init__(layer)
+    _TORCH.Module.__init__(layer)
     for key, value in settings.items():
-        setattr(layer, key, decode(value))
+        setattr(layer, str(key), decode(value))
     for key, value in tensors.items():
         tensor = decode(value)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            return Unreadable(f"a module whose {key!r} is not a tensor")
         if key in parameters:
-            kept = tensor if tensor is None else torch.nn.Parameter(tensor, requires_grad=tensor.is_floating_point())
+            kept = tensor if tensor is None else _TORCH.Parameter(tensor, requires_grad=tensor.is_floating_point())
             layer.register_parameter(key, kept)  # type: ignore[arg-type]
         else:
             layer.register_buffer(key, tensor)
+    for key, value in layers.items():
+        child = decode(value)
+        if child is not None and not isinstance(child, _TORCH.Module):
+            return child if isinstance(child, Unreadable) else Unreadable(f"a module whose layer {key!r} is not one")
+        layer.add_module(str(key), child)  # type: ignore[arg-type]
     return layer
+
+
+def _device(name: str) -> object:
+    try:
+        return _TORCH.device(name)
+    except (RuntimeError, ValueError):
+        return Unreadable(f"a device {name!r}")
 
 
 class Unreadable:
@@ -114,173 +143,27 @@ def decode(data: object) -> object:
     ((tag, body),) = data.items()
     if tag in ("list", "tuple", "size"):
         items = [decode(item) for item in body]
-        return items if tag == "list" else tuple(items) if tag == "tuple" else torch.Size(items)
+        return items if tag == "list" else tuple(items) if tag == "tuple" else _TORCH.Size(items)
     if tag == "dict":
         return {decode(k): decode(v) for k, v in body}
     if tag == "complex":
         return complex(*body)
+    if tag in ("dtype", "device"):
+        return _DTYPES.get(str(body), Unreadable(f"a dtype {body!r}")) if tag == "dtype" else _device(str(body))
     if tag == "tensor":
-        dtype, shape, raw = getattr(torch, str(body[0]), None), body[1], base64.b64decode(body[2])
-        if not isinstance(dtype, torch.dtype):
+        dtype, shape, raw = _DTYPES.get(str(body[0])), body[1], base64.b64decode(body[2])
+        if dtype is None:
             return Unreadable(f"a tensor of dtype {body[0]!r}")
         if not raw:  # (no bytes, so no elements: a shape that claims some is not a tensor's)
             return (
-                torch.empty(shape, dtype=dtype)
+                _TORCH.empty(shape, dtype=dtype)
                 if 0 in shape
                 else Unreadable(f"a tensor of shape {shape} without bytes")
             )
-        return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+        return _TORCH.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
     if tag == "module":
         return _layer(*body)
     if tag == "ndarray":
         array = np.frombuffer(base64.b64decode(body[2]), dtype=np.dtype(body[0])).reshape(body[1]).copy()
         return array[()] if body[3] else array
     return Unreadable(str(body))
-
-
-def start_recording() -> None:
-    """In a graded kernel (the guard's snapshot): checks hand over what they compare from now on."""
-    _state.recording = True
-    shell = getattr(__import__("IPython"), "get_ipython", lambda: None)()
-    if shell is not None:
-        shell.events.register("post_run_cell", _flush)
-
-
-def recording() -> bool:
-    return bool(_state.recording)
-
-
-def _emit(claim: dict) -> None:
-    from IPython.display import display
-
-    display({MIME: claim}, raw=True)
-
-
-def claim_values(namespace: Mapping, names: Iterable[str]) -> None:
-    """Hand over the values of the answers ``names`` that are not functions (the guard's line of a test cell)."""
-    if recording():
-        values = {n: encode(namespace[n]) for n in names if n in namespace and not callable(namespace[n])}
-        if values:
-            _emit({"values": values})
-
-
-def hand_over(name: str, outputs: list) -> None:
-    """Hand over what an implement-it answer returned on each trial of a check named ``name`` (already encoded)."""
-    if recording():
-        _emit({"check": name, "outputs": outputs})
-
-
-def called(name: str, fn: Callable) -> Callable:
-    """``fn``, an implement-it answer a test cell calls itself, as the guard has the cell call it in a graded kernel
-    (``count_frames(*c)`` becomes ``_course_called('count_frames', count_frames)(*c)``): what it returns is handed
-    over, for the grader's own run, where :class:`Answer` gives it back at the same call. The random state is put back
-    as it was before the call (as ``check_function`` puts it back before its reference): an answer that draws random
-    numbers (``nn.Linear(...)``) must not change the inputs the cell draws after it, which the grader's run, where
-    the answer does not run, draws too."""
-
-    def handing_over(*args: object, **kwargs: object) -> object:
-        states = torch.get_rng_state(), random.getstate(), np.random.get_state()
-        try:
-            result = fn(*args, **kwargs)
-        finally:
-            torch.set_rng_state(states[0])
-            random.setstate(states[1])
-            np.random.set_state(states[2])
-        if recording():  # (encoded once the cell has run: inside a check's blocked library, NumPy is refused)
-            _state.pending.append((name, _kept(result)))
-        return result
-
-    return handing_over
-
-
-def _kept(value: object) -> object:
-    """``value`` as it is now: tensors cloned, containers rebuilt, so that what the cell does next does not count."""
-    if isinstance(value, Tensor):
-        return value.detach().clone()
-    if type(value) in (list, tuple):
-        return type(value)(_kept(v) for v in value)  # type: ignore[call-arg]
-    return value
-
-
-def _flush(*_: object) -> None:
-    """Hand over the results of the calls a cell made itself (IPython's ``post_run_cell``, after every cell)."""
-    pending, _state.pending = _state.pending, []
-    for name, result in pending:
-        _emit({"call": name, "output": encode(result)})
-
-
-def replaying(queue: list | None) -> None:
-    """In the grader's own run (:mod:`course_lib.classroom.recheck`): the claims of the test cell now running, or
-    None after it."""
-    _state.replay = queue
-
-
-class Answer:
-    """In the grader's own run, an implement-it answer's name: the answer never runs there (a check that uses it
-    takes what the kernel handed over instead), and calling it says so."""
-
-    def __init__(self, name: str) -> None:
-        self.__name__ = self.__qualname__ = name
-
-    def __call__(self, *args: object, **kwargs: object) -> object:
-        """What the answer returned at this call of the test cell in the submission's kernel (:func:`called`)."""
-        queue = _state.replay
-        for at, claim in enumerate(queue or ()):
-            if claim.get("call") == self.__name__:
-                del queue[at]  # type: ignore[union-attr]
-                return decode(claim.get("output"))
-        raise AssertionError(f"the grader's own run does not run {self.__name__}, and the submission's kernel handed "
-                             "over no result for this call of it")  # fmt: skip
-
-
-def _names(code: object) -> set[str]:
-    names = set(getattr(code, "co_names", ()))
-    for const in getattr(code, "co_consts", ()):
-        if hasattr(const, "co_names"):
-            names |= _names(const)
-    return names
-
-
-def _closed_over(fn: object) -> list:
-    values = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # (a cell not filled yet)
-            continue
-    return values
-
-
-def involves_answer(fn: object, depth: int = 0) -> bool:
-    """Whether ``fn``, a check's function, is an answer's :class:`Answer` or calls one: by a global name its code
-    (or a function inside it) reads, through a closure (``as_ids(bpe_encode)``) or ``functools.partial``."""
-    if isinstance(fn, Answer):
-        return True
-    if depth > 4 or fn is None:
-        return False
-    namespace = getattr(fn, "__globals__", {})
-    if any(isinstance(namespace.get(n), Answer) for n in _names(getattr(fn, "__code__", None))):
-        return True
-    return any(involves_answer(c, depth + 1) for c in [*_closed_over(fn), getattr(fn, "func", None)])
-
-
-def replayed(name: str, fn: object) -> list | None:
-    """The results handed over for the next check named ``name`` of this test cell, in the grader's own run, when
-    ``fn`` involves an answer (:func:`involves_answer`); None otherwise (the check then runs ``fn`` itself). A check
-    with no such claim gets an empty list: the kernel handed nothing over, and its first trial fails."""
-    queue = _state.replay
-    if queue is None or not involves_answer(fn):
-        return None
-    for at, claim in enumerate(queue):  # type: ignore[arg-type]
-        if claim.get("check") == name:
-            del queue[at]  # type: ignore[attr-defined]
-            return [decode(output) for output in claim.get("outputs", [])]
-    return []
-
-
-def load(text: str) -> dict[str, list]:
-    """Claims the grader collected, per grade id (JSON)."""
-    claims = json.loads(text)
-    if not isinstance(claims, dict):
-        raise ValueError("claims must be a JSON object of grade ids")
-    return claims

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from ..validate import text
+from .claims import blocking
 from .delegates import EXTRA_BY_NAME, dotted_name, work_of
 from .messages import say
 from .reach import Reaches, ShortcutError, blocks_autograd, kernels_of
@@ -42,15 +43,11 @@ SOFTMAX_FUNCTIONS = tuple(
     if (owner, fn) != ("torch.nn.functional", "logsumexp")  # torch.nn.functional has no logsumexp
 ) + ("torch.nn.Softmax.forward", "torch.nn.LogSoftmax.forward", "course_lib.attention_weights")
 # ... and every function that computes attention in one call
-ATTENTION_FUNCTIONS = (
-    "course_lib.scaled_dot_product_attention",
-    "course_lib.attention_weights",
-    "course_lib.chunked_attention",
-    "course_lib.sliding_window_attention",
-    "torch.nn.functional.scaled_dot_product_attention",
-    "torch.nn.functional.multi_head_attention_forward",
-    "torch.nn.MultiheadAttention.forward",
-)
+ATTENTION_FUNCTIONS = ("course_lib.scaled_dot_product_attention", "course_lib.attention_weights",
+                       "course_lib.chunked_attention", "course_lib.sliding_window_attention",
+                       "torch.nn.functional.scaled_dot_product_attention",
+                       "torch.nn.functional.multi_head_attention_forward",
+                       "torch.nn.MultiheadAttention.forward")  # fmt: skip
 
 
 # ---------------------------------------------------------------- variants: per-student numbers
@@ -229,6 +226,7 @@ def blocked(
     # the doors without a name (classroom.reach); it also remembers every refusal, caught by the answer or not
     reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names), _by_name(names))
     saved = []
+    blocking().append((names, who))  # an answer run in another kernel is blocked from them too (classroom.serve)
     try:
         for owner, attr, dotted in targets:
             if isinstance(owner, dict):
@@ -245,6 +243,7 @@ def blocked(
         with reaches:
             yield tuple(names)
     finally:
+        blocking().pop()
         for owner, attr, was_own, original in reversed(saved):
             if isinstance(owner, dict):
                 owner[attr] = original

@@ -36,7 +36,7 @@ from traitlets import Bool
 from .calculator import reference_calls
 from .evidence import RAN, KeepNotGraded, autograde_preprocessors
 from .notebook import VARIANT_RE, without_hidden_tests
-from .recheck import CALLED, CLEAN, calls_handed_over, function_answers, keep_released_answers
+from .recheck import CLEAN, keep_released_answers
 from .syntax import _names_bound, bound_names, check_names, free_reads, import_keys, parse
 from .tampering import BUILTINS, tampering
 
@@ -130,7 +130,7 @@ def findings(nb: NotebookNode) -> list[tuple[int, list[str]]]:
             later = handed.union(*(r.free for j, r in locked.items() if j > i))
             protected = _reached(later, locked, functions) & (made | BUILTINS)
             problems = tampering(cell.source, protected, modules, decided, made=made, imports=imports)
-            problems += [f"uses {name}, the grader's own" for name in (SNAPSHOT, CALLED) if name in cell.source]
+            problems += [f"uses {SNAPSHOT}, the grader's own"] if SNAPSHOT in cell.source else []
             if problems:
                 found.append((i, problems))
     return found
@@ -184,7 +184,7 @@ class GuardSubmission(Preprocessor):
         locked = {i: _read(nb.cells[i].source) for i in code if not _editable(nb.cells[i])}
         if not locked:
             return
-        made, implemented = set().union(*(r.names for r in locked.values())), function_answers(nb)
+        made = set().union(*(r.names for r in locked.values()))
         functions = set().union(*(r.defined for r in locked.values()))
         answers: set[str] = set()
         for i in code:
@@ -197,11 +197,9 @@ class GuardSubmission(Preprocessor):
                 check = f"{SNAPSHOT}(globals(), {sorted(reads & answers)!r}, {sorted(hidden)!r}){VERIFIED}"
                 grade_id = cell.metadata["nbgrader"].get("grade_id")
                 cell.metadata[CLEAN] = cell.source  # (for the grader's own run: classroom.recheck)
-                body = calls_handed_over(cell.source, implemented)  # what the answers it calls return, handed over
-                cell.source = f"{check}\n{body}" + (f"\n{RAN.format(grade_id)}" if grade_id else "")
+                cell.source = f"{check}\n{cell.source}" + (f"\n{RAN.format(grade_id)}" if grade_id else "")
         imports = {n: path for n, path in _same_imports(nb).items() if path.split(".")[0] in ("torch", "course_lib")}
         take = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot').classroom.snapshot.snapshot({imports!r})"
-        take += f"\n{CALLED} = __import__('course_lib.classroom.claims').classroom.claims.called"
         nb.cells[min(locked)].metadata[CLEAN] = nb.cells[min(locked)].source
         nb.cells[min(locked)].source += f"\n{take}"
 

@@ -16,9 +16,8 @@ The guard also hands it, per test cell, the notebook's globals, the answers the 
 An answer must be a plain value: an ``int`` is an ``int``, not a subclass of one (``class Index(int)`` whose ``==``
 says True to anything), and no value of a class with comparisons of its own written in the notebook; else the test
 cell raises ("Not graded: ... must be a plain int"). And a builtin the cell uses may not be hidden by a global of
-the notebook (``class int(int)`` in an answer cell, by any route). In a graded kernel the values of those answers
-are then handed over, as data, for the grader's own run (:mod:`course_lib.classroom.claims`), and so is what each
-``check_function`` gets back from the answer it checks.
+the notebook (``class int(int)`` in an answer cell, by any route). Whatever this kernel's checks say, the grader
+decides each one again outside it (:mod:`course_lib.classroom.recheck`).
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .claims import claim_values, start_recording
 from .integrity import NOT_GRADED, modes_on, named_by_its_module
 from .noted import notes_everywhere
 from .watch import watch_cells
@@ -244,8 +242,6 @@ def snapshot(imports: Mapping[str, str] | None = None, namespace: Mapping | None
         problems = answers_and_builtins(answers_in or {}, answers, hidden)
         if problems:
             raise fail(f"{NOT_GRADED}: " + "; ".join(problems))
-        if answers_in is not None:  # the guard's line of a test cell: its answers, for the grader's own run
-            claim_values(answers_in, answers)
         changed = changes(watched, kept, inside, moving)
         changed += [f"the notebook's {n}" for n, value in bound.items() if namespace.get(n, value) is not value]
         if main and namespace.get(_NAME) is not verify:
@@ -261,5 +257,4 @@ def snapshot(imports: Mapping[str, str] | None = None, namespace: Mapping | None
     if main:
         watch_cells(_NAME, verify, modes_on())  # the modes on now are the grading machine's (classroom.integrity)
         notes_everywhere()  # a warning on stderr would cost a test cell its points (classroom.noted)
-        start_recording()  # checks hand over what they compare (classroom.claims)
     return verify
