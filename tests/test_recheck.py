@@ -180,7 +180,8 @@ def _forged(nb: nbformat.NotebookNode, answers: str | None = None) -> nbformat.N
 
 def test_the_answers_kernel_runs_the_submissions_cells_and_the_checks_kernel_the_test_cells():
     cells = _grader_cells(_submission(), "s1")
-    assert cells[0] == (SETUP, SETUP) and cells[1][0] == cells[1][1] and cells[1][1].startswith("VARIANT = 's1'")
+    assert cells[0] == (f"{SETUP}\n{TAKE}", SETUP), "the answers' kernel takes the guard's snapshot, as the student's"
+    assert cells[1][0] == cells[1][1] and cells[1][1].startswith("VARIANT = 's1'")
     assert cells[2] == (ANSWERS, "_course_recheck.answers(globals(), ['apply_twice', 'double', 'soft'])")
     assert cells[3][0] is None and cells[3][1].startswith("_course_recheck.begin(globals(), 'value', ['x_ans'])\ncl.")
     assert all(a is None for a, _ in cells[3:-1]), "no test cell in the answers' kernel: no check's reference there"
@@ -283,3 +284,45 @@ def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_stude
     guide = " ".join((ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8").split())
     said = f"The checks' kernel decides {len(cells) - len(HANDED_ON)} of the {len(cells)} graded test cells"
     assert said in guide, said
+
+
+CONFINED = """
+import os, sys
+from course_lib.classroom.serve import _confined
+library, own = sys.argv[1], sys.argv[2]
+sys.addaudithook(_confined((os.path.realpath(library),)))
+os.chdir(own)
+def refused(action):
+    try:
+        action()
+    except PermissionError as err:
+        return "Not graded" in str(err)
+    return False
+print(refused(lambda: open(os.path.join(library, "checks.py"), "a")),
+      refused(lambda: os.remove(os.path.join(library, "checks.py"))),
+      refused(lambda: os.rename(os.path.join(library, "checks.py"), "moved.py")),
+      refused(lambda: os.open(os.path.join(library, "new.py"), os.O_WRONLY | os.O_CREAT)),
+      refused(lambda: open(f"/proc/{os.getppid()}/cwd/nbgrader_config.py", "a")),
+      refused(lambda: open(f"/proc/{os.getppid()}/status")))
+print(refused(lambda: open(os.path.join(library, "checks.py")).read()),
+      refused(lambda: open("mine.txt", "w").write("x")),
+      refused(lambda: open("/proc/self/status").read()))
+"""
+
+
+def test_the_answers_kernel_changes_no_file_of_the_libraries_and_looks_into_no_other_process(tmp_path):
+    """A red team's: code in the answers' kernel appended to course_lib's checks.py before the checks' kernel imported
+    it, and, through /proc/<the grader's pid>/cwd, to the course folder's nbgrader_config.py (every later submission
+    ungraded). From the grader's first cell there, a library's file is read-only and another process's /proc is shut;
+    its own folder and its own /proc stay open."""
+    import subprocess
+    import sys
+
+    library, own = tmp_path / "lib", tmp_path / "own"
+    library.mkdir()
+    own.mkdir()
+    (library / "checks.py").write_text("checks = 1\n")
+    done = subprocess.run([sys.executable, "-c", CONFINED, str(library), str(own)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["True True True True True True", "False False False"], done.stdout
+    assert (library / "checks.py").read_text() == "checks = 1\n" and not (library / "new.py").exists()

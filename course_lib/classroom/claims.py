@@ -11,7 +11,7 @@ class, settings, tensors and layers. Anything else is ``{"other": its class}``, 
 from __future__ import annotations
 
 import base64
-import importlib
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -75,7 +75,7 @@ def _class(module: str, qualname: str) -> object:
     """The class a module's name and a qualified name lead to, when that module is torch.nn's or course_lib's."""
     if not module.startswith(_TRUSTED) or not all(part.isidentifier() for part in qualname.split(".")):
         return None
-    found: object = importlib.import_module(module)
+    found: object = sys.modules.get(module)  # (loaded already: a value names no module for this kernel to import)
     for part in qualname.split("."):
         found = getattr(found, part, None)
     return found

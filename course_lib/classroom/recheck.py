@@ -146,7 +146,7 @@ def _grader_cells(nb: NotebookNode, student: str) -> list[tuple[str | None, str 
         elif _graded_id(cell):
             cells.append((None, f"{_NAME}.begin(globals(), {meta['grade_id']!r}, {values!r})\n{source}"))
         elif meta.get("locked"):
-            cells.append((source, source))
+            cells.append((cell.source, source))  # (the answers' kernel: with the guard's snapshot, as the student's)
         elif "\n" not in source and VARIANT_RE.search(source) and source.startswith(f"VARIANT = {student!r}  #"):
             cells.append((source, source))  # (the guard's line: classroom.guard)
         else:
@@ -168,7 +168,8 @@ class Recheck(Preprocessor):
         }
         if passed:
             student = str(resources.get("nbgrader", {}).get("student", ""))
-            verdicts = self._run(_grader_cells(nb, student), nb.metadata)
+            own = resources.get("metadata", {}).get("path")  # (the submission's folder, where its kernel ran)
+            verdicts = self._run(_grader_cells(nb, student), nb.metadata, own)
             for gid, cell in passed.items():
                 why = verdicts.get(gid, "the grader's own run did not reach this test cell")
                 if why is not None and why.startswith(f"{HandedOn.__name__}: "):
@@ -179,17 +180,21 @@ class Recheck(Preprocessor):
             cell.metadata.pop(CLEAN, None)
         return nb, resources
 
-    def _run(self, cells: list[tuple[str | None, str | None]], metadata: dict) -> dict[str, str | None]:
-        """Each test cell's first error in the checks' kernel (None: it passed), by grade id."""
+    def _run(self, cells: list[tuple[str | None, str | None]], metadata: dict, own: str | None = None
+             ) -> dict[str, str | None]:  # fmt: skip
+        """Each test cell's first error in the checks' kernel (None: it passed), by grade id. The answers' kernel runs
+        in ``own``, the submission's folder (its files; the course folder around it refused as in the student's
+        kernel), or a folder of its own; the checks' kernel in an empty one."""
         from nbclient import NotebookClient
         from nbformat.v4 import new_code_cell, new_notebook
 
         folder = tempfile.mkdtemp(prefix="course-recheck-")
         try:
             socket_path, folders = os.path.join(folder, "answers.sock"), []
-            for name in ("answers", "checks"):  # (each kernel its own empty folder)
+            for name in ("answers", "checks"):
                 folders.append(os.path.join(folder, name))
                 os.mkdir(folders[-1])
+            folders[0] = own if own and os.path.isdir(own) else folders[0]
             pairs = [(_SERVE.format(socket_path), _CONNECT.format(socket_path, self.timeout)), *cells]
             runs = [new_notebook(cells=[new_code_cell(p[k] or "") for p in pairs], metadata=metadata) for k in (0, 1)]
             clients = [NotebookClient(run, timeout=self.timeout, allow_errors=True, resources={"metadata": {"path": f}})
