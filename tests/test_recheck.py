@@ -315,6 +315,7 @@ def test_the_answers_kernel_changes_no_file_of_the_libraries_and_looks_into_no_o
     it, and, through /proc/<the grader's pid>/cwd, to the course folder's nbgrader_config.py (every later submission
     ungraded). From the grader's first cell there, a library's file is read-only and another process's /proc is shut;
     its own folder and its own /proc stay open."""
+    import shlex
     import subprocess
     import sys
 
@@ -322,7 +323,8 @@ def test_the_answers_kernel_changes_no_file_of_the_libraries_and_looks_into_no_o
     library.mkdir()
     own.mkdir()
     (library / "checks.py").write_text("checks = 1\n")
-    done = subprocess.run([sys.executable, "-c", CONFINED, str(library), str(own)], capture_output=True, text=True)
+    child = shlex.join([sys.executable, "-c", CONFINED, str(library), str(own)]) + "; true"  # (a shell its parent)
+    done = subprocess.run(["sh", "-c", child], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["True True True True True True", "False False False"], done.stdout
     assert (library / "checks.py").read_text() == "checks = 1\n" and not (library / "new.py").exists()
