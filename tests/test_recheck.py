@@ -212,6 +212,11 @@ def test_an_honest_submission_keeps_every_verdict_in_the_graders_own_run(execute
         ("handed", "double = 3", "'int' object is not callable"),
         ("blocked", ANSWERS, "torch.softmax is not available in this check"),
         ("function", "import os\nos._exit(1)", "the answers' kernel did not answer"),
+        (
+            "value",
+            ANSWERS + "\nimport os\nopen(f'/proc/{os.getppid()}/status').read()",
+            "the answers' kernel refused a cell before this one: Not graded: open of /proc/",
+        ),  # (honest answers)
     ],
 )
 def test_a_forged_pass_fails_in_the_graders_own_run_and_is_not_graded(executed, grade_id, answers, reason):

@@ -154,6 +154,18 @@ def _grader_cells(nb: NotebookNode, student: str) -> list[tuple[str | None, str 
     return cells
 
 
+def _refused(cells: list) -> tuple[int, str] | None:
+    """The first cell in which the answers' kernel refused something (a "Not graded" error: only the grader's refusals
+    say so there, no test cell runs in it), and what; None if none. Honest code meets none: a refusal is code that
+    reached for the course folder, another process, raw memory or a library's files (a red team's cell did only where
+    it found itself in the answers' kernel)."""
+    for index, cell in enumerate(cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error" and str(out.get("evalue", "")).startswith("Not graded"):
+                return index, f"the answers' kernel refused a cell before this one: {out['evalue']}"
+    return None
+
+
 class Recheck(Preprocessor):
     """nbgrader autograde step after ``Execute`` and ``KeepNotGraded``: see the module's docstring."""
 
@@ -200,13 +212,14 @@ class Recheck(Preprocessor):
             clients = [NotebookClient(run, timeout=self.timeout, allow_errors=True, resources={"metadata": {"path": f}})
                        for run, f in zip(runs, folders, strict=True)]  # fmt: skip
             stopped = self._lockstep(clients, runs, pairs)
+            refused = _refused(runs[0].cells)  # (a refusal there: every check after it, as in the student's kernel)
             verdicts: dict[str, str | None] = {}
             for index, cell in enumerate(runs[1].cells[: None if stopped is None else stopped + 1]):
                 if cell.source.startswith(f"{_NAME}.begin("):
                     gid = ast.parse(cell.source.split("\n", 1)[0]).body[0].value.args[1].value  # type: ignore
                     errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.get("output_type") == "error"]
                     why = "the grader's own run stopped in this cell" if index == stopped else None
-                    verdicts[gid] = errors[0] if errors else why
+                    verdicts[gid] = refused[1] if refused and refused[0] < index else errors[0] if errors else why
             return verdicts
         finally:
             shutil.rmtree(folder, ignore_errors=True)
