@@ -215,8 +215,26 @@ def test_an_honest_submission_keeps_every_verdict_in_the_graders_own_run(execute
         (
             "value",
             ANSWERS + "\nimport os\nopen(f'/proc/{os.getppid()}/status').read()",
-            "the answers' kernel refused a cell before this one: Not graded: open of /proc/",
+            "the answers' kernel refused a cell, and ended there: Not graded: open of /proc/",
         ),  # (honest answers)
+        *[  # (honest answers; the refusal caught: it ended the answers' kernel all the same)
+            (
+                "value",
+                f"{ANSWERS}\ntry:\n    {reach}\nexcept BaseException:\n    pass",
+                f"and ended there: Not graded: {why}",
+            )
+            for reach, why in [
+                ("import os; open(f'/proc/{os.getppid()}/status').read()", "open of /proc/"),
+                ("import subprocess; subprocess.run(['true'])", "asked for subprocess.Popen in a graded notebook"),
+                ("import gc; gc.get_referrers(x_ans)", "asked for gc.get_referrers"),
+            ]
+        ],
+        (  # (a refusal caught inside the answer, while the checks' kernel called it)
+            "function",
+            "def double(t):\n    try:\n        open('/proc/1/status')\n    except OSError:\n        pass\n"
+            "    return 2 * t",
+            "and ended there: Not graded: open of /proc/1/status",
+        ),
     ],
 )
 def test_a_forged_pass_fails_in_the_graders_own_run_and_is_not_graded(executed, grade_id, answers, reason):

@@ -17,7 +17,8 @@ The two run cell by cell, in the notebook's order. A test cell that passed in th
 the checks' kernel is "Not graded", with the checks' kernel's reason; the class report flags it. Code of the
 submission can return anything from the answers' kernel, but it never runs where a check compares. A test cell that
 hands an answer something that cannot be sent as data (:class:`~course_lib.classroom.serve.HandedOn`) keeps the
-verdict of the submission's kernel and its evidence (:mod:`course_lib.classroom.evidence`).
+verdict of the submission's kernel and its evidence (:mod:`course_lib.classroom.evidence`). A refusal in the answers'
+kernel ends it there and then (:mod:`course_lib.classroom.serve`), caught or not: every test cell after it fails.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import builtins
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
 
 from nbconvert.preprocessors import Preprocessor
@@ -34,7 +36,7 @@ from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
 from .notebook import VARIANT_RE
-from .serve import Answer, HandedOn, connect, values
+from .serve import _WHY, GONE, Answer, HandedOn, connect, values
 from .syntax import bound_names, parse
 
 __all__ = ["CLEAN", "FAILED", "KEPT", "Recheck", "answers", "begin", "connect", "error_outputs", "function_answers",
@@ -44,7 +46,7 @@ CLEAN = "course_source"  # a cell's metadata: its source before the guard added 
 KEPT = "course_recheck"  # a test cell's metadata after grading: why the submission's kernel's verdict was kept
 _NAME = "_course_recheck"
 _CONNECT = f"import course_lib.classroom.recheck as {_NAME}; {_NAME}.connect({{!r}}, {{}})  # the grader's own run"
-_SERVE = "__import__('course_lib.classroom.serve').classroom.serve.serve({!r}, globals())  # the grader's own run"
+_SERVE = "__import__('course_lib.classroom.serve').classroom.serve.serve({!r}, globals(), {!r})  # the grader's own run"
 FAILED = ("Not graded: this check passed in the submission's kernel, but not in the grader's own run, where the "
           "answers run in a kernel of their own and the checks in another: {}")  # fmt: skip
 _BUILTINS = frozenset(dir(builtins))  # never an answer's name in the grader's run (the reading flags hiding one)
@@ -166,6 +168,24 @@ def _refused(cells: list) -> tuple[int, str] | None:
     return None
 
 
+def _why_ended(listener: socket.socket) -> str | None:
+    """Why the answers' kernel ended on a refusal, as it wrote before it ended on the line it opened to ``listener``
+    before the submission's first cell (:func:`course_lib.classroom.serve._ending`); None if it wrote nothing."""
+    listener.settimeout(0)
+    try:
+        line, _ = listener.accept()
+    except OSError:
+        return None
+    with line:
+        line.settimeout(0)  # (what is there now: a kernel still running wrote nothing, and may write on shutdown)
+        data = bytearray()
+        with contextlib.suppress(OSError):
+            while len(data) < _WHY and (chunk := line.recv(_WHY - len(data))):
+                data += chunk
+    why = data.decode("utf-8", "replace")
+    return f"the answers' kernel refused a cell, and ended there: {why}" if why else None
+
+
 class Recheck(Preprocessor):
     """nbgrader autograde step after ``Execute`` and ``KeepNotGraded``: see the module's docstring."""
 
@@ -202,50 +222,59 @@ class Recheck(Preprocessor):
 
         folder = tempfile.mkdtemp(prefix="course-recheck-")
         try:
-            socket_path, folders = os.path.join(folder, "answers.sock"), []
+            socket_path, report, folders = os.path.join(folder, "answers.sock"), os.path.join(folder, "why.sock"), []
             for name in ("answers", "checks"):
                 folders.append(os.path.join(folder, name))
                 os.mkdir(folders[-1])
             folders[0] = own if own and os.path.isdir(own) else folders[0]
-            pairs = [(_SERVE.format(socket_path), _CONNECT.format(socket_path, self.timeout)), *cells]
+            pairs = [(_SERVE.format(socket_path, report), _CONNECT.format(socket_path, self.timeout)), *cells]
             runs = [new_notebook(cells=[new_code_cell(p[k] or "") for p in pairs], metadata=metadata) for k in (0, 1)]
             clients = [NotebookClient(run, timeout=self.timeout, allow_errors=True, resources={"metadata": {"path": f}})
                        for run, f in zip(runs, folders, strict=True)]  # fmt: skip
-            stopped = self._lockstep(clients, runs, pairs)
-            refused = _refused(runs[0].cells)  # (a refusal there: every check after it, as in the student's kernel)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+                listener.bind(report)
+                listener.listen(1)
+                stopped, ended, why = self._lockstep(clients, runs, pairs, listener)
+            # (a refusal there: every check after it fails, as in the student's kernel; caught or not, it ended it)
+            refused = (ended if ended is not None else len(pairs), why) if why else _refused(runs[0].cells)
             verdicts: dict[str, str | None] = {}
             for index, cell in enumerate(runs[1].cells[: None if stopped is None else stopped + 1]):
                 if cell.source.startswith(f"{_NAME}.begin("):
                     gid = ast.parse(cell.source.split("\n", 1)[0]).body[0].value.args[1].value  # type: ignore
                     errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.get("output_type") == "error"]
                     why = "the grader's own run stopped in this cell" if index == stopped else None
-                    verdicts[gid] = refused[1] if refused and refused[0] < index else errors[0] if errors else why
+                    lost = refused and (refused[0] < index or (errors and GONE in errors[0]))  # (ended by a call)
+                    verdicts[gid] = refused[1] if lost else errors[0] if errors else why
             return verdicts
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _lockstep(self, clients: list, runs: list, pairs: list) -> int | None:
+    def _lockstep(self, clients: list, runs: list, pairs: list, listener: socket.socket
+                  ) -> tuple[int | None, int | None, str | None]:  # fmt: skip
         """Run the two kernels cell by cell (the answers' first); the index of the cell the checks' kernel stopped in,
-        if it did (0: it never started), else None. The answers' kernel stopping only stops its cells."""
-        stopped, answering = 0, True
+        if it did (0: it never started), else None; the index of the cell the answers' kernel stopped in, if it did
+        (its stopping only stops its cells); and why it ended on a refusal, read before the kernels are shut down
+        (ipykernel's shutdown reads its own /proc/<pid>/stat, which the answers' kernel refuses)."""
+        stopped, answering, ended, why = 0, True, None, [None]
         try:
             with contextlib.ExitStack() as stack:
                 for client in clients:
                     client.reset_execution_trackers()
                     stack.enter_context(client.setup_kernel())
+                stack.callback(lambda: why.__setitem__(0, _why_ended(listener)))  # (first out: before the shutdowns)
                 with contextlib.suppress(OSError):  # its key: for the grader alone, not for code in the other kernel
                     os.remove(clients[1].km.connection_file)
                 for index, pair in enumerate(pairs):
                     if pair[0] is not None and answering:
                         try:
                             clients[0].execute_cell(runs[0].cells[index], index)
-                        except Exception as err:  # (the answers' kernel died or ran out of time: its calls fail)
+                        except Exception as err:  # (the answers' kernel ended or ran out of time: its calls fail)
                             self.log.warning("the grader's answers' kernel stopped: %s", err)
-                            answering = False
+                            answering, ended = False, index
                     if pair[1] is not None:
                         stopped = index
                         clients[1].execute_cell(runs[1].cells[index], index)
-            return None
+            return None, ended, why[0]
         except Exception as err:  # (the checks' kernel died, or a cell ran out of time: the cell it was in fails)
             self.log.warning("the grader's own run stopped: %s", err)
-            return stopped
+            return stopped, ended, why[0]

@@ -28,7 +28,9 @@ import os
 import sys
 from collections.abc import Callable
 
-__all__ = ["cell_check", "code_check"]
+__all__ = ["NOT_GRADED", "before_cell_code", "cell_check", "code_check"]
+
+NOT_GRADED = "Not graded"  # the words the class report (classroom.autograde) flags a submission by
 
 WHY = ("a cell changed how the kernel reads the cells after it ({}): the test cell that ran is not the one nbgrader "
        "wrote")  # fmt: skip
@@ -105,3 +107,23 @@ def cell_check(verify: Callable[[], None] | None = None) -> Callable[[str, objec
         return None
 
     return rewritten
+
+
+def before_cell_code(cells: list[tuple], busy: list[bool], verified: Callable[[], None],
+                     error: Callable[[str], BaseException]) -> Callable[[object], None]:  # fmt: skip
+    """What the audit hook (:mod:`course_lib.classroom.watch`) does before code a graded kernel runs: a graded test
+    cell run other than as written is refused (:func:`cell_check`), and a statement that names the snapshot's marker
+    runs the verification (``verified``) first."""
+
+    def running(code: object) -> None:
+        busy[0] = True
+        try:
+            why = cells[0][4] and cells[0][4](cells[0][0], code)
+            if why:
+                raise error(f"{NOT_GRADED}: {why}")
+            if cells[0][0] in getattr(code, "co_names", ()):
+                verified()
+        finally:
+            busy[0] = False
+
+    return running

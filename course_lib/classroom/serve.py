@@ -40,11 +40,13 @@ from .exercises import _resolve, blocked
 from .reach import ShortcutError
 from .unwatched import FILE_EVENTS
 
-__all__ = ["Answer", "HandedOn", "connect", "serve", "values"]
+__all__ = ["GONE", "REFUSED", "Answer", "HandedOn", "connect", "serve", "values"]
 
 T = TypeVar("T")
 _LIMIT = 1 << 30  # bytes a message may have (a reply larger than this is no answer)
 _UNREADABLE = "course_lib.classroom.claims.Unreadable"
+_WHY, REFUSED = 4096, 86  # a refusal in the answers' kernel: the bytes of why it writes to the grader; its exit status
+GONE = "the answers' kernel did not answer"
 _state = SimpleNamespace(path=None, timeout=600.0)  # (the checks' kernel: where the answers' kernel listens)
 
 
@@ -76,19 +78,23 @@ def _receive(sock: socket.socket) -> object:
 # ---------------------------------------------------------------- the answers' kernel
 
 
-def serve(path: str, namespace: MutableMapping) -> None:
+def serve(path: str, namespace: MutableMapping, report: str | None = None) -> None:
     """Answer the checks' kernel's requests on the Unix socket ``path``, from a thread, with ``namespace`` (the
     notebook's globals). The grader's first cell of the answers' kernel, before any of the submission's: it also
     refuses, from then on, what the evidence's hook refuses in the student's kernel (another process's memory, a
     pickle, code a cell wrote: :mod:`course_lib.classroom.witness`) and a change to a file of the installed libraries
     or a look into another process (:func:`_confined`); the snapshot the guard put into the first locked cell, which
-    this kernel runs too, refuses the rest as there (the course folder, starting a process, raw memory)."""
+    this kernel runs too, refuses the rest as there (the course folder, starting a process, raw memory). Each of
+    these refusals ends this kernel (:func:`_ending`), after telling the grader why on the Unix socket ``report``."""
     from IPython import get_ipython
 
+    from .watch import end_on_refusal
     from .witness import _refuser
 
-    sys.addaudithook(_confined(_libraries()))
-    sys.addaudithook(_refuser(get_ipython()))  # (last: it refuses another hook)
+    end = _ending(report)
+    end_on_refusal(end)
+    sys.addaudithook(_confined(_libraries(), end))
+    sys.addaudithook(_refuser(get_ipython(), end))  # (last: it refuses another hook)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen()
@@ -127,16 +133,37 @@ def _reply(request: dict, namespace: MutableMapping) -> dict:
     return {"value": encode(result)}
 
 
+def _ending(report: str | None) -> Callable[[str], None]:
+    """What a refusal does in the answers' kernel: write why to the grader, on a line opened before any cell of the
+    submission ran, and end the kernel there and then (``os._exit``). A refusal raised as an error would be an error
+    the submission's cell could catch and carry on after, unflagged; an ended kernel answers no check after it."""
+    line = -1
+    if report:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(report)
+            line = sock.detach()
+    write, leave = os.write, os._exit  # (taken now: a cell that rebinds os's names does not reach them)
+
+    def end(why: str) -> None:
+        try:
+            write(line, why.encode("utf-8", "replace")[:_WHY])
+        except OSError:
+            pass
+        leave(REFUSED)
+
+    return end
+
+
 def _libraries() -> tuple[str, ...]:
     """The folders a submission never writes into: course_lib's, the environment's and Python's (real paths)."""
     roots = {os.path.dirname(os.path.dirname(__file__)), sys.prefix, sys.base_prefix, *site.getsitepackages()}
     return tuple(os.path.realpath(root) for root in sorted(roots) if root)
 
 
-def _confined(libraries: tuple[str, ...]) -> Callable[[str, tuple], None]:
+def _confined(libraries: tuple[str, ...], end: Callable[[str], None] | None = None) -> Callable[[str, tuple], None]:
     """An audit hook: no file under ``libraries`` opened for writing, removed, renamed or linked (a red team's answers'
     kernel rewrote course_lib's checks before the checks' kernel imported them), and nothing under another process's
-    folder in /proc (its working folder led a red team to the course folder; its memory, to the checks)."""
+    folder in /proc (its working folder led a red team to the course folder; its memory, to the checks); ``end``."""
     own, busy = f"/proc/{os.getpid()}/", [False]
 
     def refused(path: object) -> str | None:
@@ -161,7 +188,10 @@ def _confined(libraries: tuple[str, ...]) -> Callable[[str, tuple], None]:
             busy[0] = False
         for path in found:
             if path and (path.startswith("/proc/") or writes):
-                raise PermissionError(f"Not graded: {event} of {path.rstrip(os.sep)} in the grader's answers' kernel")
+                why = f"Not graded: {event} of {path.rstrip(os.sep)} in the grader's answers' kernel"
+                if end is not None:  # (the answers' kernel: why, to the grader, and the kernel ends)
+                    end(why)
+                raise PermissionError(why)
 
     return hook
 
@@ -200,7 +230,7 @@ def _ask(request: dict) -> dict:
             _send(sock, json.dumps(request).encode())
             reply = _receive(sock)
         except (OSError, ValueError) as err:
-            raise AssertionError(f"the answers' kernel did not answer: {err}") from None
+            raise AssertionError(f"{GONE}: {err}") from None
     return reply if isinstance(reply, dict) else {}
 
 

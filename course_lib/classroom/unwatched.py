@@ -169,7 +169,7 @@ def foreign_threads(alive: dict[int, object], is_answer: Callable[[object], bool
 
 
 def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_answer: Callable[[object], bool],
-                 Error: type) -> Callable[[str, tuple], None]:  # fmt: skip
+                 Error: Callable[[str], BaseException]) -> Callable[[str, tuple], None]:  # fmt: skip
     """The audit hook's part (:mod:`course_lib.classroom.watch`) for a second copy of loaded code, in a graded kernel
     (``cells``, the snapshot's): an extension module's file loaded again (event ``import``), a loaded course_lib
     module's file opened (``open``; loaded: its code ran, event ``exec``), course_lib's code objects taken

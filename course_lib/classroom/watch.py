@@ -15,18 +15,15 @@ library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hi
   (the first line the guard writes into every graded test cell) runs it first, so a cell that rebinds the
   notebook's name of the verification (or everything the test cell calls) does not switch it off.
 
-- **another process, or raw memory.** In a graded kernel (once the snapshot is taken), a cell that starts a process
-  (``os.fork``, ``os.exec*``, ``os.posix_spawn``, ``os.system``, ``subprocess.Popen``; through ``multiprocessing``,
-  ``concurrent.futures`` or a ``DataLoader``'s workers too), where nothing is blocked, or that reaches memory or C
-  functions through ``ctypes`` (a class's flags, its attribute table), is refused, and every check after it says
-  "Not graded", even if the cell caught the refusal. A library that starts one for itself (matplotlib asking
-  ``fc-list`` for fonts) and the course's own (``course_lib.bench``, measuring memory in a child) are not refused.
-
-- **what would run unwatched** (:mod:`course_lib.classroom.unwatched`): in a graded kernel, a thread a cell started
-  that runs beside an answer's call, a process started through ``_posixsubprocess.fork_exec`` (made to raise an
-  event), a second copy of loaded code (an extension's file loaded again, a loaded course_lib module's file opened,
-  course_lib's code objects taken): refused, and every check after it says "Not graded". So is a graded test cell
-  IPython runs other than as written (a transformer a cell added: :mod:`course_lib.classroom.rewritten`).
+- **another process, raw memory, what would run unwatched.** In a graded kernel (once the snapshot is taken), a
+  cell that starts a process (``os.fork``, ``os.exec*``, ``os.posix_spawn``, ``os.system``, ``subprocess.Popen``;
+  through ``multiprocessing``, ``concurrent.futures``, a ``DataLoader``'s workers), where nothing is blocked, reaches
+  memory or C functions through ``ctypes``, runs a thread beside an answer's call, or makes a second copy of loaded
+  code (:mod:`course_lib.classroom.unwatched`) is refused, and every check after it says "Not graded", even if the
+  cell caught the refusal; so is a graded test cell IPython runs other than as written
+  (:mod:`course_lib.classroom.rewritten`). A library's own process (matplotlib asking ``fc-list`` for fonts) and
+  the course's (``course_lib.bench`` measuring memory in a child) are not refused. In the grader's answers' kernel
+  every refusal ends the kernel too (:func:`end_on_refusal`).
 
 A hook cannot be removed; outside a graded answer's call and those statements it does little but return. A check
 run inside an answer's call keeps its own record of refusals above the outer call's, never clearing it.
@@ -38,14 +35,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from .rewritten import cell_check
+from .rewritten import NOT_GRADED, before_cell_code, cell_check
 from .unwatched import FILE_EVENTS, audit_fork_exec, beside_hook, copying_hook, threads_now
 from .unwatched import asker as _asker
 
-__all__ = ["NOT_GRADED", "Refused", "call_answer", "modes_at_snapshot", "refuse_always", "verify_watched",
-           "watch_cells"]  # fmt: skip
+__all__ = ["NOT_GRADED", "Refused", "call_answer", "end_on_refusal", "modes_at_snapshot", "refuse_always",
+           "verify_watched", "watch_cells"]  # fmt: skip
 
-NOT_GRADED = "Not graded"  # the words the class report (classroom.autograde) flags a submission by
 
 _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
                            "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
@@ -156,22 +152,16 @@ def _calling(refused: list[str], beside: Callable[[], str | None]) -> Callable:
     return call
 
 
-def _before_cell_code(cells: list[tuple], busy: list[bool], verified: Callable[[], None], error: type) -> Callable:
-    """What the hook does before code a graded kernel runs: a graded test cell run other than as written is refused
-    (classroom.rewritten), and a statement that names the snapshot's marker runs the verification first."""
+def _refusal(ending: list[Callable[[str], None]]) -> Callable[[str], Refused]:
+    """The hook's refusal, ``Refused(why)``, made after ``ending``'s function, if it has one, was told why (the
+    grader's answers' kernel, which ends there: :func:`end_on_refusal`)."""
 
-    def running(code: object) -> None:
-        busy[0] = True
-        try:
-            why = cells[0][4] and cells[0][4](cells[0][0], code)
-            if why:
-                raise error(f"{NOT_GRADED}: {why}")
-            if cells[0][0] in getattr(code, "co_names", ()):
-                verified()
-        finally:
-            busy[0] = False
+    def refused(why: str) -> Refused:
+        for end in ending:
+            end(why if why.startswith(NOT_GRADED) else f"{NOT_GRADED}: {why}")
+        return Refused(why)
 
-    return running
+    return refused
 
 
 def _verifying(cells: list[tuple], spawned: list[str]) -> Callable[[], None]:
@@ -196,13 +186,13 @@ def _install() -> tuple[Callable, Callable]:
     An answer's call is known by the code of the function that makes it on the stack, not by a state it could reset."""
     # refused; the hook running; (marker, verify, modes, threads): the snapshot's; refusing outside grading; what a
     # cell was refused in a graded kernel outside a check (a process, ctypes, a thread, a copy): every later check fails
-    refused, busy, cells, strict, spawned = [], [False], [], [False], []
+    refused, busy, cells, strict, spawned, ending = [], [False], [], [False], [], []
     getframe, frames, asker, is_answer, spawner = sys._getframe, sys._current_frames, _asker, _is_answer, _spawner
-    unsetting, refusing, above, Error = _unsetting, _refusing, _above, Refused
+    unsetting, refusing, above, Error = _unsetting, _refusing, _above, _refusal(ending)
     events, attributes, processes, copies = _FRAME_EVENTS, _FRAME_ATTRIBUTES, _PROCESS_EVENTS, _COPY_EVENTS
     copying, beside = copying_hook(cells, spawned, busy, is_answer, Error), beside_hook(cells, spawned, busy, is_answer)
     call, verified = _calling(refused, beside), _verifying(cells, spawned)
-    code, running = call.__code__, _before_cell_code(cells, busy, verified, Error)
+    code, running = call.__code__, before_cell_code(cells, busy, verified, Error)
 
     def hook(event: str, args: tuple) -> None:
         if event == "object.__getattr__":  # the most frequent (a profiler reading frame.f_code): first
@@ -239,7 +229,9 @@ def _install() -> tuple[Callable, Callable]:
         finally:
             busy[0] = False
 
-    def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = ()) -> tuple:
+    def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = (),
+              end: Callable[[str], None] | None = None) -> tuple:  # fmt: skip
+        ending.extend([end] if end is not None and not ending else [])  # (once: the first, the grader's)
         if marker and not cells:  # the first snapshot of a kernel stays, with the threads it had and its shell's
             cells.append((marker, verify, modes, threads_now(), cell_check(verified)))
         strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
@@ -278,6 +270,12 @@ def watch_cells(marker: str, verify: Callable[[], None], modes: Sequence[object]
     (the grading machine's own). Only the first call of a process counts (a kernel grades one submission; a later
     snapshot, taken after a cell changed something, would not know the change)."""
     _SWITCHES[1](marker, verify, tuple(modes))
+
+
+def end_on_refusal(end: Callable[[str], None]) -> None:
+    """Every refusal of the hook from now on calls ``end`` with why before it is raised; the first call counts (the
+    grader's answers' kernel: :func:`course_lib.classroom.serve.serve`, whose ``end`` ends the kernel)."""
+    _SWITCHES[1](end=end)
 
 
 def refuse_always() -> None:

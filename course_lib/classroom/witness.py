@@ -40,6 +40,7 @@ import json
 import os
 import sys
 import types
+from collections.abc import Callable
 
 __all__ = ["EVENT", "KEY_BYTES", "MARK", "cell_files", "ran", "statements", "take"]
 
@@ -201,14 +202,20 @@ def _signer(pads: tuple[object, object], expected: dict, shell: object, cells: t
     return hook
 
 
-def _refuser(shell: object) -> object:
+def _refuser(shell: object, end: Callable[[str], None] | None = None) -> object:
     """The audit hook without a key that refuses what would reach the signer (see the module's docstring), and, from
-    the first cell on, code a cell wrote or runs by hand (:func:`course_lib.classroom.rewritten.code_check`)."""
+    the first cell on, code a cell wrote or runs by hand (:func:`course_lib.classroom.rewritten.code_check`). A
+    refusal calls ``end`` with why first, if given (the grader's answers' kernel: classroom.serve)."""
     from .rewritten import code_check
     from .unwatched import asker
     from .watch import _PROCESS_EVENTS, _is_answer, _spawner
 
     getframe, busy, checked = sys._getframe, [False], code_check(shell)
+
+    def no(why: str) -> RuntimeError:
+        if end is not None:
+            end(why)
+        return RuntimeError(why)
 
     def hook(event: str, args: tuple) -> None:
         if busy[0]:
@@ -220,12 +227,12 @@ def _refuser(shell: object) -> object:
             finally:
                 busy[0] = False
             if why:
-                raise RuntimeError(f"Not graded: {why}")
+                raise no(f"Not graded: {why}")
             return
         if event.startswith("gc.get_") or event == "sys.addaudithook":
-            raise RuntimeError(f"Not graded: asked for {event} in a graded notebook (the grader's evidence is private)")
+            raise no(f"Not graded: asked for {event} in a graded notebook (the grader's evidence is private)")
         if event == "pickle.find_class":  # (nothing in a graded notebook unpickles: torch.load's weights never ask)
-            raise RuntimeError(f"Not graded: a pickle asked for {args[0]}.{args[1]}: a pickle can run any code")
+            raise no(f"Not graded: a pickle asked for {args[0]}.{args[1]}: a pickle can run any code")
         if event == "open" and isinstance(args[0], (str, bytes)):
             busy[0] = True
             try:
@@ -233,7 +240,7 @@ def _refuser(shell: object) -> object:
             finally:
                 busy[0] = False
             if path.startswith("/proc/") and path.endswith(_MEMORY):
-                raise RuntimeError(f"Not graded: asked for {path} in a graded notebook (the kernel's memory)")
+                raise no(f"Not graded: asked for {path} in a graded notebook (the kernel's memory)")
         if event in _PROCESS_EVENTS:
             busy[0] = True
             try:
@@ -241,7 +248,7 @@ def _refuser(shell: object) -> object:
             finally:
                 busy[0] = False
             if student:
-                raise RuntimeError(f"Not graded: asked for {event} in a graded notebook")
+                raise no(f"Not graded: asked for {event} in a graded notebook")
 
     return hook
 
