@@ -545,6 +545,19 @@ def test_the_twelfth_trials_cheats_on_12_score_zero_and_are_flagged(tmp_path):
 
 
 @needs_grading
+def test_the_twentieth_trys_writes_outside_the_course_folder_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's TWENTIETH_12_ATTACKS (a file written outside the submission's folder, as a red team
+    wrote IPython's startup files and an nbgrader config into the grading account's home: by NumPy on the cell's
+    behalf; with the refusal caught) handed in after the reference solution of exercise 2, graded by nbgrader with the
+    guard, as its own student: exercise 1 keeps its points, exercise 2's test cells and every later one score zero,
+    "Not graded" (no evidence after the refusal), the class report flags each, and no file was written."""
+    from tests.heldout.attacks_twentieth import TWENTIETH_12_ATTACKS
+
+    grade_attacks(tmp_path, "12", "Exercise 2", {name: (a, True) for name, a in TWENTIETH_12_ATTACKS.items()})
+    assert not list(tmp_path.glob("outside-*")), "a file was written beside the course folder (attacks' OUTSIDE)"
+
+
+@needs_grading
 def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path):
     """Each of tests/heldout's THIRTEENTH_04, FOURTEENTH_04 and FIFTEENTH_04 attacks handed in after the reference
     answer of exercise 1 (by hand), graded by nbgrader with the guard, as its own student: the kernel or its shell

@@ -212,6 +212,11 @@ def test_an_honest_submission_keeps_every_verdict_in_the_graders_own_run(execute
         ("handed", "double = 3", "'int' object is not callable"),
         ("blocked", ANSWERS, "torch.softmax is not available in this check"),
         ("function", "import os\nos._exit(1)", "the answers' kernel did not answer"),
+        (  # (a red team's: an exception named as the grader's own, to keep the student kernel's forged verdict)
+            "direct",
+            "class HandedOn(Exception):\n    pass\ndef double(t):\n    raise HandedOn('kept')",
+            "the answer raised an exception named HandedOn",
+        ),
         (
             "value",
             ANSWERS + "\nimport os\nopen(f'/proc/{os.getppid()}/status').read()",
@@ -307,47 +312,3 @@ def test_the_guide_says_how_many_graded_test_cells_are_decided_outside_the_stude
     guide = " ".join((ROOT / "docs" / "lecturers_guide.md").read_text(encoding="utf-8").split())
     said = f"The checks' kernel decides {len(cells) - len(HANDED_ON)} of the {len(cells)} graded test cells"
     assert said in guide, said
-
-
-CONFINED = """
-import os, sys
-from course_lib.classroom.serve import _confined
-library, own = sys.argv[1], sys.argv[2]
-sys.addaudithook(_confined((os.path.realpath(library),)))
-os.chdir(own)
-def refused(action):
-    try:
-        action()
-    except PermissionError as err:
-        return "Not graded" in str(err)
-    return False
-print(refused(lambda: open(os.path.join(library, "checks.py"), "a")),
-      refused(lambda: os.remove(os.path.join(library, "checks.py"))),
-      refused(lambda: os.rename(os.path.join(library, "checks.py"), "moved.py")),
-      refused(lambda: os.open(os.path.join(library, "new.py"), os.O_WRONLY | os.O_CREAT)),
-      refused(lambda: open(f"/proc/{os.getppid()}/cwd/nbgrader_config.py", "a")),
-      refused(lambda: open(f"/proc/{os.getppid()}/status")))
-print(refused(lambda: open(os.path.join(library, "checks.py")).read()),
-      refused(lambda: open("mine.txt", "w").write("x")),
-      refused(lambda: open("/proc/self/status").read()))
-"""
-
-
-def test_the_answers_kernel_changes_no_file_of_the_libraries_and_looks_into_no_other_process(tmp_path):
-    """A red team's: code in the answers' kernel appended to course_lib's checks.py before the checks' kernel imported
-    it, and, through /proc/<the grader's pid>/cwd, to the course folder's nbgrader_config.py (every later submission
-    ungraded). From the grader's first cell there, a library's file is read-only and another process's /proc is shut;
-    its own folder and its own /proc stay open."""
-    import shlex
-    import subprocess
-    import sys
-
-    library, own = tmp_path / "lib", tmp_path / "own"
-    library.mkdir()
-    own.mkdir()
-    (library / "checks.py").write_text("checks = 1\n")
-    child = shlex.join([sys.executable, "-c", CONFINED, str(library), str(own)]) + "; true"  # (a shell its parent)
-    done = subprocess.run(["sh", "-c", child], capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:2] == ["True True True True True True", "False False False"], done.stdout
-    assert (library / "checks.py").read_text() == "checks = 1\n" and not (library / "new.py").exists()

@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import random
-import site
 import socket
 import struct
 import sys
@@ -38,7 +37,6 @@ from torch.utils._python_dispatch import _disable_current_modes
 from .claims import blocking, decode, encode
 from .exercises import _resolve, blocked
 from .reach import ShortcutError
-from .unwatched import FILE_EVENTS
 
 __all__ = ["GONE", "REFUSED", "Answer", "HandedOn", "connect", "serve", "values"]
 
@@ -82,18 +80,19 @@ def serve(path: str, namespace: MutableMapping, report: str | None = None) -> No
     """Answer the checks' kernel's requests on the Unix socket ``path``, from a thread, with ``namespace`` (the
     notebook's globals). The grader's first cell of the answers' kernel, before any of the submission's: it also
     refuses, from then on, what the evidence's hook refuses in the student's kernel (another process's memory, a
-    pickle, code a cell wrote: :mod:`course_lib.classroom.witness`) and a change to a file of the installed libraries
-    or a look into another process (:func:`_confined`); the snapshot the guard put into the first locked cell, which
-    this kernel runs too, refuses the rest as there (the course folder, starting a process, raw memory). Each of
-    these refusals ends this kernel (:func:`_ending`), after telling the grader why on the Unix socket ``report``."""
+    pickle, code a cell wrote: :mod:`course_lib.classroom.witness`) and a write outside the submission's folder or a
+    look into another process (:mod:`course_lib.classroom.confine`); the snapshot the guard put into the first
+    locked cell, which this kernel runs too, refuses the rest as there (the course folder, starting a process, raw
+    memory). Each of these refusals ends this kernel (:func:`_ending`), after telling the grader why on ``report``."""
     from IPython import get_ipython
 
+    from .confine import confine
     from .watch import end_on_refusal
     from .witness import _refuser
 
     end = _ending(report)
     end_on_refusal(end)
-    sys.addaudithook(_confined(_libraries(), end))
+    confine(end=end)
     sys.addaudithook(_refuser(get_ipython(), end))  # (last: it refuses another hook)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
@@ -152,48 +151,6 @@ def _ending(report: str | None) -> Callable[[str], None]:
         leave(REFUSED)
 
     return end
-
-
-def _libraries() -> tuple[str, ...]:
-    """The folders a submission never writes into: course_lib's, the environment's and Python's (real paths)."""
-    roots = {os.path.dirname(os.path.dirname(__file__)), sys.prefix, sys.base_prefix, *site.getsitepackages()}
-    return tuple(os.path.realpath(root) for root in sorted(roots) if root)
-
-
-def _confined(libraries: tuple[str, ...], end: Callable[[str], None] | None = None) -> Callable[[str, tuple], None]:
-    """An audit hook: no file under ``libraries`` opened for writing, removed, renamed or linked (a red team's answers'
-    kernel rewrote course_lib's checks before the checks' kernel imported them), and nothing under another process's
-    folder in /proc (its working folder led a red team to the course folder; its memory, to the checks); ``end``."""
-    own, busy = f"/proc/{os.getpid()}/", [False]
-
-    def refused(path: object) -> str | None:
-        if not isinstance(path, (str, bytes)):
-            return None
-        paths = [f(os.fsdecode(path)) + os.sep for f in (os.path.abspath, os.path.realpath)]  # (/proc/<pid>/cwd/...)
-        for found in paths:
-            if found.startswith("/proc/") and found.split("/")[2].isdigit() and not found.startswith(own):
-                return found
-        return paths[1] if any(paths[1].startswith(root + os.sep) for root in libraries) else ""
-
-    def hook(event: str, args: tuple) -> None:
-        if busy[0] or event not in FILE_EVENTS:
-            return
-        busy[0] = True
-        try:
-            mode, flags = (args[1], args[2]) if event == "open" and len(args) > 2 else ("w", 0)
-            writes = isinstance(mode, str) and any(c in mode for c in "wax+")  # (os.open: no mode, its flags)
-            writes = writes or bool(isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
-            found = [refused(args[i]) for i in FILE_EVENTS[event] if i < len(args)]
-        finally:
-            busy[0] = False
-        for path in found:
-            if path and (path.startswith("/proc/") or writes):
-                why = f"Not graded: {event} of {path.rstrip(os.sep)} in the grader's answers' kernel"
-                if end is not None:  # (the answers' kernel: why, to the grader, and the kernel ends)
-                    end(why)
-                raise PermissionError(why)
-
-    return hook
 
 
 @contextlib.contextmanager
@@ -258,6 +215,8 @@ def _raised(kind: str, message: str) -> BaseException:
     found = getattr(builtins, kind, None) if kind.isidentifier() else None
     if kind == "ShortcutError":
         return ShortcutError(message)
+    if kind == HandedOn.__name__:  # (a red team's answer raised one of its own, to keep a forged pass)
+        return AssertionError(f"the answer raised an exception named {kind}, the grader's own name: {message}")
     if isinstance(found, type) and issubclass(found, Exception):
         return found(message)
     return type(kind if kind.isidentifier() else "AnswerError", (Exception,), {})(message)

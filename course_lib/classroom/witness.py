@@ -24,13 +24,13 @@ audit event, so no frame of it ever reaches a cell's code. The refuser, the othe
 first cell on it refuses gc's lists of objects (the signer among them), another audit hook, the process's memory
 through /proc, a module's code from a file outside the installed libraries (one a cell wrote), any unpickling (a
 pickle in a data file runs what it names: the seventeenth trial), and, to a cell's code, ctypes and other processes.
+The kernel is confined first (:mod:`course_lib.classroom.confine`): after a refusal there, nothing is signed.
 
 What it cannot promise: code that reads the kernel's raw memory by a route nothing refuses (NumPy's
 ``__array_interface__`` or ``as_strided`` over any address, which the guard's reading flags in a cell) can follow
-the interpreter's own pointers to the signer's hash states and sign anything (the seventeenth trial did, from code
-hidden in a pickle): the evidence is not a boundary against such code; and the evidence says that the cell's
-statements ran, in order, with the modules the checks rely on verified before each (classroom.rewritten), not that
-nothing a check calls changed anything while it ran.
+the interpreter's pointers to the signer's hash states and sign anything (the seventeenth trial did); and the
+evidence says that the cell's statements ran, in order, with the checks' modules verified before each
+(classroom.rewritten), not that nothing a check calls changed anything while it ran.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ import os
 import sys
 import types
 from collections.abc import Callable
+
+from .confine import confine
 
 __all__ = ["EVENT", "KEY_BYTES", "MARK", "cell_files", "ran", "statements", "take"]
 
@@ -137,11 +139,11 @@ def _pads(key: bytearray) -> tuple[object, object]:
     return inner, outer
 
 
-def _signer(pads: tuple[object, object], expected: dict, shell: object, cells: tuple[str, ...]) -> object:
+def _signer(pads: tuple, expected: dict, shell: object, cells: tuple[str, ...], refused: list) -> object:
     """The audit hook that holds the key (see the module's docstring): it records the statements of each cell as they
     are executed (a cell's file name starts with ``cells``, compared as Python's own string: a cell's dictionary could
-    hold a key whose ``==`` is a cell's), and answers :data:`EVENT` with the evidence, or why none, in the list it is
-    handed."""
+    hold a key whose ``==`` is a cell's), and answers :data:`EVENT` with the evidence, or why none (``refused``, a
+    refusal of the confinement's), in the list it is handed."""
     kind, frame_type, list_type, str_type, code_type = type, types.FrameType, list, str, types.CodeType
     append, gettrace, getprofile, size = list.append, sys.gettrace, sys.getprofile, len
     fingerprint, error = _fingerprinter(), BaseException
@@ -165,8 +167,8 @@ def _signer(pads: tuple[object, object], expected: dict, shell: object, cells: t
             return "the grader's line was not run by IPython"
         if local.get("code_obj") is not current[1][-1]:
             return "the grader's line was not the last statement run"
-        if current[2] is not None:
-            return current[2]
+        if current[2] is not None or refused:
+            return current[2] or f"a cell was refused: {refused[0]}"
         if gettrace() is not None or getprofile() is not None:
             return "a tracer or profiler was on"
         if fingerprint(current[1]) != expected[gid]:
@@ -255,7 +257,7 @@ def _refuser(shell: object, end: Callable[[str], None] | None = None) -> object:
 
 def take(path: str) -> None:
     """The grader's first cell: read the key and the graded test cells' sources from ``path`` (:data:`KEY_BYTES`),
-    delete it, and add the two hooks. Once a process; only in IPython."""
+    delete it, confine the kernel and add the two hooks. Once a process; only in IPython."""
     if _TAKEN:
         raise RuntimeError("the grader's evidence was taken once in this kernel already")
     _TAKEN.append(True)
@@ -266,13 +268,13 @@ def take(path: str) -> None:
                 raise RuntimeError("the grader's key file is short")
     finally:
         os.remove(path)
-    given = json.loads(cells.decode("utf-8"))
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
     fingerprint = _fingerprinter()
-    expected = {gid: fingerprint(statements(shell, source)) for gid, source in given.items()}
-    sys.addaudithook(_signer(_pads(key), expected, shell, cell_files(shell)))
+    expected = {gid: fingerprint(statements(shell, src)) for gid, src in json.loads(cells.decode("utf-8")).items()}
+    confine(refused := [])  # (a write outside the submission's folder: no evidence for any test cell after it)
+    sys.addaudithook(_signer(_pads(key), expected, shell, cell_files(shell), refused))
     sys.addaudithook(_refuser(shell))  # (after: it refuses another hook)
 
 

@@ -1,0 +1,70 @@
+"""Where a graded kernel may write and look (course_lib.classroom.confine), tried in a child process of its own: a
+red team's cells wrote into the grading account's home (IPython's startup folder, Jupyter's nbgrader config: code
+that every later kernel or nbgrader process runs), appended to course_lib's checks, and reached the course folder
+through the grader's /proc/<pid>/cwd."""
+
+import os
+import shlex
+import subprocess
+import sys
+
+CHILD = """
+import os, sqlite3, sys, tempfile
+import numpy as np
+from course_lib.classroom.confine import confine
+library, home = sys.argv[1], os.path.expanduser("~")
+refused = []
+temp = confine(refused)
+def no(action):
+    try:
+        action()
+    except PermissionError as err:
+        return "Not graded" in str(err)
+    return False
+def dir_fd_write():
+    fd = os.open(home, os.O_RDONLY)
+    os.open("sneaked.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+startup = os.path.join(home, ".ipython", "profile_default", "startup")
+os.makedirs(startup, exist_ok=True)
+print(no(lambda: open(os.path.join(startup, "00-setup.py"), "w")),
+      no(lambda: np.savetxt(os.path.join(home, "nbgrader_config.py"), [], header="import os", comments="")),
+      no(lambda: open(os.path.join(library, "checks.py"), "a")),
+      no(lambda: os.remove(os.path.join(library, "checks.py"))),
+      no(lambda: os.rename(os.path.join(library, "checks.py"), "moved.py")),
+      no(lambda: os.open(os.path.join(library, "new.py"), os.O_WRONLY | os.O_CREAT)),
+      no(lambda: os.symlink(os.path.join(library, "checks.py"), "link.py")),
+      no(dir_fd_write),
+      no(lambda: sqlite3.connect(":memory:")),
+      no(lambda: open(f"/proc/{os.getppid()}/cwd/nbgrader_config.py", "a")),
+      no(lambda: open(f"/proc/{os.getppid()}/status")))
+print(no(lambda: open(os.path.join(library, "checks.py")).read()),
+      no(lambda: open("mine.txt", "w").write("x")),
+      no(lambda: open("/proc/self/status").read()),
+      no(lambda: open(os.devnull, "w").write("x")),
+      no(lambda: tempfile.mkstemp()),
+      no(lambda: np.save("array.npy", np.zeros(2))))
+print(len(refused), sys.dont_write_bytecode, tempfile.gettempdir() == temp == os.environ["TMPDIR"])
+"""
+
+
+def test_a_graded_kernel_writes_only_in_its_own_folder_and_looks_into_no_other_process(tmp_path):
+    """From the grader's first cell on: nothing written in the home folder (IPython's startup files, an nbgrader
+    config, by the student's code or through NumPy), nor in a library's folder, nor through a link, a folder's
+    descriptor or an SQLite database; nothing under another process's /proc, its working folder leading to the course
+    folder included. Reading a library's file, writing in its own folder, its temporary folder and /dev/null, and its
+    own /proc stay open; every refusal is recorded, and no bytecode is written."""
+    library, own, home = tmp_path / "lib", tmp_path / "own", tmp_path / "home"
+    for folder in (library, own, home):
+        folder.mkdir()
+    (library / "checks.py").write_text("checks = 1\n")
+    child = shlex.join([sys.executable, "-c", CHILD, str(library)]) + "; true"  # (a shell its parent)
+    env = {**os.environ, "HOME": str(home)}
+    done = subprocess.run(["sh", "-c", child], capture_output=True, text=True, cwd=own, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == [" ".join(["True"] * 11), " ".join(["False"] * 6), "11 True True"], (
+        done.stdout
+    )
+    assert (library / "checks.py").read_text() == "checks = 1\n" and not (library / "new.py").exists()
+    written = sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file())
+    assert [p for p in written if not p.startswith(".cache/matplotlib/")] == [], written  # (its cache: before)
+    assert sorted(p.name for p in own.iterdir()) == ["array.npy", "mine.txt"]
