@@ -123,7 +123,8 @@ release: $(STAMP)
 
 assignment: $(GRADING_STAMP)
 	@test -n "$(NOTEBOOK)" || { echo "make assignment NOTEBOOK=notebooks/NN_name.ipynb [COURSE_DIR=...]"; exit 2; }
-	$(BIN)/python -m tools.release assignment "$(NOTEBOOK)" --course "$(COURSE_DIR)"
+	$(BIN)/python -m tools.release assignment "$(NOTEBOOK)" --course "$(COURSE_DIR)" \
+		$(if $(RELEASE_REPOSITORY),--repository "$(RELEASE_REPOSITORY)" --colab-branch "$(RELEASE_BRANCH)")
 
 nbgrader: $(GRADING_STAMP)
 	$(BIN)/python -m tools.release nbgrader --course "$(COURSE_DIR)" -- $(ARGS)

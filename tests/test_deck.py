@@ -593,6 +593,25 @@ def test_an_italic_lead_joins_the_sentence_after_it_as_a_bold_one_does():
     assert slide_text.first_sentence("**Step 1.** Do this. Then that.") == "**Step 1.** Do this."
 
 
+def test_a_common_claim_is_never_shown_without_the_sentence_that_corrects_it():
+    """The eighteenth lecturer's trial: 13's slide showed only '**Common claim:** "The vocabulary size of a BPE
+    tokenizer is its number of merges."', a false claim projected as if it were the course's."""
+    claim = '**Common claim:** "A token is a word." Tokens are what the merges made. Of 5,958 words, 2,894 split.'
+    assert slide_text.first_sentence(claim) == '**Common claim:** "A token is a word." Tokens are what the merges made.'
+    chinese = "**常见说法：**“一个词元就是一个词。”词元是合并造出来的。其余略。"
+    assert slide_text.first_sentence(chinese) == "**常见说法：**“一个词元就是一个词。”词元是合并造出来的。"
+    assert slide_text.first_sentence("**Claim.** One. Two.") == "**Claim.** One."
+
+
+def test_an_escaped_section_number_does_not_end_a_bullets_sentence():
+    """The eighteenth lecturer's trial: 13's "Part 2 of the lecture" listed only "3. 4. 5. 6. 7. 8." (its bullets
+    are "3\\. Byte-pair ...", escaped so that Markdown draws no list inside the list)."""
+    assert slide_text.list_lines("- 3\\. Byte-pair encoding\n- 4\\. Special tokens. More.") == [
+        "- 3\\. Byte-pair encoding",
+        "- 4\\. Special tokens.",
+    ]
+
+
 def test_a_table_in_sections_is_stacked_by_section_and_a_header_note_goes_first():
     """The seventh lecturer's trial: 04's 91-column table (d_k | raw: two columns | scaled: two columns) was stacked
     one column at a time, so slide 27 showed the raw medians under the scaled run's percentages; 08's FLOPs table

@@ -295,3 +295,14 @@ def test_an_assignment_is_made_where_the_environment_is_not_activated(tmp_path):
     released = release.assignment(NOTEBOOKS[4], tmp_path / "course", environ=bare)
     nb = nbformat.read(released / NOTEBOOKS[4].name, as_version=4)
     assert not any(m in c.source for c in nb.cells for m in (*SOLUTION, *HIDDEN))
+
+
+def test_an_assignments_colab_cell_clones_the_student_releases_repository(tmp_path):
+    """The assignment notebook's Colab cell is locked (a student cannot fix it): made with the release's repository
+    (``make assignment RELEASE_REPOSITORY=...``), it clones that repository, where Colab finds course_lib; made
+    without, the course's own (an eighteenth lecturer's trial found its placeholder there: no course_lib in Colab)."""
+    released = release.assignment(NOTEBOOKS[4], tmp_path / "course", repository="uni-x/attention-2027", branch="main")
+    nb = nbformat.read(released / NOTEBOOKS[4].name, as_version=4)
+    cells = [c for c in nb.cells if c.get("id") == colab_cell.CELL_ID]
+    assert len(cells) == 1 and cells[0].source == colab_cell.cell_source("uni-x/attention-2027", "main")
+    assert "uni-x/attention-2027" in cells[0].source and colab_cell.GITHUB_REPOSITORY not in cells[0].source

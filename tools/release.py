@@ -157,12 +157,8 @@ def build(out: Path, *, repository: str = colab_cell.GITHUB_REPOSITORY, branch: 
         source = full / NOTEBOOKS_DIR.relative_to(ROOT)
         notebooks = convert(source, out / "notebooks")
         chinese = convert(source / "zh", out / "notebooks" / "zh") if (source / "zh").is_dir() else []
-    setup = colab_cell.cell_source(repository, branch)
     for path in [*notebooks, *chinese]:  # the Colab cell clones the release, not the full course
-        nb = nbformat.read(path, as_version=4)
-        cells = [c for c in nb.cells if c.get("id") == colab_cell.CELL_ID]
-        for cell in cells:
-            cell.source = setup
+        nb = point_colab(nbformat.read(path, as_version=4), repository, branch)
         for cell in nb.cells:
             if cell.cell_type == "markdown":
                 cell.source = unlink_absent(cell.source, path)
@@ -216,8 +212,19 @@ def assignment_name(notebook: Path) -> str:
     return f"a{notebook.name[:2]}" + ("zh" if notebook.parent.name == "zh" else "")
 
 
-def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None) -> Path:
-    """An nbgrader assignment of ``notebook`` in the course folder (:func:`assignment_name`)."""
+def point_colab(nb: nbformat.NotebookNode, repository: str, branch: str) -> nbformat.NotebookNode:
+    """``nb`` with its Colab set-up cell cloning ``repository`` at ``branch`` (the student release's)."""
+    for cell in nb.cells:
+        if cell.get("id") == colab_cell.CELL_ID:
+            cell.source = colab_cell.cell_source(repository, branch)
+    return nb
+
+
+def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None,
+               repository: str | None = None, branch: str = "student") -> Path:  # fmt: skip
+    """An nbgrader assignment of ``notebook`` in the course folder (:func:`assignment_name`); its Colab cell, a
+    locked cell, clones ``repository`` at ``branch`` where one is given (the student release's: where Colab finds
+    ``course_lib``), else :data:`tools.colab_cell.GITHUB_REPOSITORY`."""
     course.mkdir(parents=True, exist_ok=True)
     config = course / "nbgrader_config.py"
     if not config.exists():
@@ -226,7 +233,9 @@ def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict
     source = course / "source" / name
     if source.exists():
         shutil.rmtree(source)
-    convert(notebook, source, nbgrader=True, points=points)
+    for path in convert(notebook, source, nbgrader=True, points=points):
+        if repository and path.suffix == ".ipynb":
+            nbformat.write(point_colab(nbformat.read(path, as_version=4), repository, branch), path)
     done = run_nbgrader(course, "generate_assignment", name, "--force", environ=environ)
     if done.returncode:
         raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
@@ -248,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     one.add_argument("notebook", type=Path)
     one.add_argument("--course", type=Path, required=True, help="the nbgrader course folder (created if needed)")
     one.add_argument("--points", type=float, default=1)
+    one.add_argument("--repository", help="owner/name of the student release's repository, which its Colab cell clones")
+    one.add_argument("--colab-branch", default="student", help="the branch the Colab cell clones")
     any_ = sub.add_parser("nbgrader", help="any nbgrader command in the course folder, the environment's bin on PATH")
     any_.add_argument("--course", type=Path, required=True)
     any_.add_argument("args", nargs=argparse.REMAINDER)
@@ -261,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             commit = commit_branch(args.out, args.branch, "Student release: the course without solutions")
             print(f"branch {args.branch}: {commit} (push it, e.g. git push <remote> {args.branch})")
     elif args.command == "assignment":
-        print(f"release: {assignment(args.notebook, args.course, points=args.points)}")
+        made = assignment(args.notebook, args.course, points=args.points, repository=args.repository,
+                          branch=args.colab_branch)  # fmt: skip
+        print(f"release: {made}")
     else:
         done = run_nbgrader(args.course, *[a for a in args.args if a != "--"])
         sys.stdout.write(done.stdout)

@@ -7,6 +7,8 @@ A slide carries whole sentences, never a sentence cut short: the cell's full tex
   sentence (a bold lead such as "**Step 1.**" belongs to the sentence after it) while the slide's prose stays within
   ``BUDGET`` words; the first paragraph's first sentence is kept up to ``MAX_SENTENCE`` words even past the budget.
   A sentence that does not fit is left to the notes, whole.
+- A common claim ("**Common claim:**", "**常见说法：**") keeps the sentence that corrects it with it, or goes to the
+  notes whole.
 - Of a list it keeps the first sentence of every item (an item whose first sentence is longer than ``MAX_SENTENCE``
   words is left to the notes). When the items need more than ``PAGE`` words, the list goes on over as many slides
   as it needs, each headed "<heading> (continued)".
@@ -26,6 +28,7 @@ PAGE = 60  # words of prose at most on one slide: a longer list continues on the
 MAX_SENTENCE = 45  # a lone first sentence up to this long is shown past BUDGET; a longer one stays in the notes
 KEEP = 38  # a slide of at most this many words is shown whole
 CONTINUED = " (continued)"
+CLAIM = re.compile(r"\*\*(Common claim|常见说法)[:：]")  # a misconception box's lead: its claim is false
 CONTINUED_ZH = "（续）"  # after a Chinese heading
 SLIDE_MAX = 85  # words a slide's heading, prose and tables may hold together before a table goes on the next slide
 # (the browser test allows 90: tests/e2e/slide_metrics.py; a Chinese translation can be denser than its English)
@@ -131,7 +134,7 @@ def _line_kind(line: str, stripped: str, current: str | None) -> str:
 def _abbreviation(atom: str) -> bool:
     bare = atom.lower().strip("*_")
     known = ("e.g.", "i.e.", "cf.", "vs.", "etc.", "etc.)", "(e.g.", "(i.e.", "(cf.", "al.", "fig.", "eq.")
-    return bare in known or bool(re.fullmatch(r"\(?\d+\.", bare))
+    return bare in known or bool(re.fullmatch(r"\(?\d+\\?\.", bare))  # ("3\\." too: an escaped list number)
 
 
 def sentences(text: str) -> list[str]:
@@ -163,8 +166,10 @@ def _is_lead(current: list[str]) -> bool:
 
 
 def first_sentence(text: str) -> str:
+    """The first sentence of ``text``; a common claim's together with the sentence after it, which corrects it (a
+    claim projected alone reads as the course's own: an eighteenth lecturer's trial found one on 13's slides)."""
     found = sentences(text)
-    return found[0] if found else ""
+    return _joined(found[: 2 if found and CLAIM.match(found[0]) else 1])
 
 
 def _list_items(text: str) -> list[tuple[str, str]]:
