@@ -10,29 +10,37 @@ So from the grader's first cell of a graded kernel on (the student's kernel: :fu
 the grader's answers' kernel: :func:`course_lib.classroom.serve.serve`), :func:`confine` lets it
 
 - write only in the submission's own folder (the kernel's working folder then), a temporary folder made for the
-  kernel (``tempfile``'s from then on, and ``TMPDIR``'s) and ``/dev/null``: a file opened for writing, removed,
-  renamed, linked, truncated or its mode changed anywhere else, or an SQLite database opened anywhere (one can
-  attach and write any file), raises ``PermissionError``, "Not graded", whoever asked (the student's code or a
-  library on its behalf: ``numpy.savetxt`` writes any text). So does a folder opened elsewhere: a descriptor of it
-  would let ``os.open(name, dir_fd=...)`` write where the audit event, which names only ``name``, cannot tell;
+  kernel (``tempfile``'s from then on, and ``TMPDIR``'s), its own ``/proc`` folder and ``/dev/null``: a file
+  opened for writing, removed, renamed, linked, truncated or its mode changed anywhere else, or an SQLite database
+  opened anywhere (one can attach and write any file), raises ``PermissionError``, "Not graded", whoever asked (the
+  student's code or a library on its behalf: ``numpy.savetxt`` writes any text). So does a folder opened
+  elsewhere: a descriptor of it would let ``os.open(name, dir_fd=...)`` write where the audit event, which names
+  only ``name``, cannot tell;
 - look into no other process: nothing under another process's ``/proc`` folder is opened.
 
 No bytecode is written (``sys.dont_write_bytecode``), and matplotlib's font cache is made, where it is missing, before
 the hook. A refusal is added to ``refused`` (the student's kernel: no graded test cell after it gets its evidence,
 :mod:`course_lib.classroom.witness`) and told to ``end`` (the answers' kernel, which ends there).
+
+An audit hook sees what Python does, not what C code does: the red team's next try wrote its startup file with
+``torch.from_file`` (C++ writes the bytes, no event). So where Linux has Landlock (5.13 and later), the operating
+system refuses the same writes to the whole process and its children, C code included (:func:`_landlock`): a file or
+folder created, written, removed or renamed only in those two folders, ``/dev/null`` and ``/proc`` (where a process
+writes its own settings). IPython's history, a database in the home folder, is kept in memory from then on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import struct
 import sys
 import tempfile
 from collections.abc import Callable
 
 from .unwatched import FILE_EVENTS
 
-__all__ = ["confine"]
+__all__ = ["confine", "landlock_version"]
 
 _WRITING = frozenset(FILE_EVENTS) - {"open"}  # (every file event but open changes a file; open: by its mode)
 _OPEN_FOR_WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -45,8 +53,76 @@ def confine(refused: list[str] | None = None, end: Callable[[str], None] | None 
     temp = os.path.realpath(tempfile.mkdtemp(prefix="course-graded-"))
     os.environ["TMPDIR"] = tempfile.tempdir = temp
     sys.dont_write_bytecode = True
-    sys.addaudithook(_hook((os.path.realpath(os.getcwd()), temp), refused, end))
+    own = os.path.realpath(os.getcwd())
+    _history_in_memory()
+    _landlock((own, temp, "/proc"), ("/dev/null",))
+    sys.addaudithook(_hook((own, temp), refused, end))
     return temp
+
+
+def _history_in_memory() -> None:
+    """IPython's history from now on in a database in memory (its file, in the home folder, is no longer written)."""
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    history = getattr(shell, "history_manager", None)
+    if history is None:
+        return
+    with contextlib.suppress(Exception):
+        if history.save_thread is not None:
+            history.save_thread.stop()
+        history.save_thread = None
+    history.hist_file = ":memory:"
+    history.init_db()
+
+
+# Landlock's rights on files and folders (linux/landlock.h): those that change something; on a file, only writing
+_WRITE_FILE, _REFER, _TRUNCATE = 1 << 1, 1 << 13, 1 << 14
+_CHANGES = _WRITE_FILE | sum(1 << bit for bit in range(4, 13))  # remove a folder/file, make char/dir/reg/sock/fifo/...
+
+
+def landlock_version() -> int:
+    """The version of Linux's Landlock this system has, 0 where it has none."""
+    import ctypes
+
+    try:
+        found = ctypes.CDLL(None).syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(found), 0)
+
+
+def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
+    """Have Linux refuse this process, and every process it starts, any change to a file or folder outside
+    ``folders`` (and any write to a file but ``files``): Landlock, which needs no privilege. False where it is not
+    there (another system, an older kernel): the audit hook alone stands."""
+    import ctypes
+
+    abi = landlock_version()
+    if abi < 1:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    call = libc.syscall
+    handled = _CHANGES | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+    attr = ctypes.create_string_buffer(struct.pack("=Q", handled))
+    ruleset = call(ctypes.c_long(444), attr, ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+    try:
+        for path, allowed in [
+            *((f, handled) for f in folders),
+            *((f, handled & (_WRITE_FILE | _TRUNCATE)) for f in files),
+        ]:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", allowed, fd))
+                if call(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0)):
+                    return False
+            finally:
+                os.close(fd)
+        if libc.prctl(38, ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
+            return False  # (PR_SET_NO_NEW_PRIVS: Landlock's condition)
+        return call(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(ruleset)
 
 
 def _writes(event: str, args: tuple) -> bool:
@@ -60,8 +136,14 @@ def _writes(event: str, args: tuple) -> bool:
 
 def _hook(allowed: tuple[str, ...], refused: list[str] | None, end: Callable[[str], None] | None) -> Callable:
     """The audit hook: see the module's docstring. ``allowed``: the folders it writes in (real paths)."""
-    own, busy, places = f"/proc/{os.getpid()}/", [False], tuple(folder + os.sep for folder in allowed)
-    abspath, realpath, isdir, fsdecode = os.path.abspath, os.path.realpath, os.path.isdir, os.fsdecode
+    busy, places = [False], tuple(folder + os.sep for folder in allowed)
+    abspath, realpath, isdir, fsdecode, getpid = (
+        os.path.abspath,
+        os.path.realpath,
+        os.path.isdir,
+        os.fsdecode,
+        os.getpid,
+    )
 
     def why(event: str, args: tuple) -> str | None:
         writes = _writes(event, args)
@@ -72,11 +154,15 @@ def _hook(allowed: tuple[str, ...], refused: list[str] | None, end: Callable[[st
             text = fsdecode(path)
             if event == "sqlite3.connect":  # (any database, in memory too, can attach and write any file)
                 return f"{event} of {text}"
-            found = [abspath(text) + os.sep, realpath(text) + os.sep]  # (/proc/<pid>/cwd/... leads elsewhere)
+            own, found = f"/proc/{getpid()}/", [abspath(text) + os.sep]  # (own: now, a child forked has its own)
+            try:
+                found.append(realpath(text) + os.sep)  # (/proc/<pid>/cwd/... leads elsewhere)
+            except OSError:  # (Landlock keeps another process's links from being read)
+                found.append(found[0])
             for place in found:
                 if place.startswith("/proc/") and place.split("/")[2].isdigit() and not place.startswith(own):
                     return f"{event} of {place.rstrip(os.sep)}, another process's"
-            inside = found[1].startswith(places) or found[1] == "/dev/null/"
+            inside = found[1].startswith((*places, own)) or found[1] == "/dev/null/"  # (own: its settings, clear_refs)
             if not inside and (writes or (event == "open" and isdir(found[1]))):
                 return f"{event} of {found[1].rstrip(os.sep)}, outside its own folder"
         return None

@@ -90,13 +90,13 @@ def serve(path: str, namespace: MutableMapping, report: str | None = None) -> No
     from .watch import end_on_refusal
     from .witness import _refuser
 
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)  # (before the confinement: the socket is a file, in the grader's folder)
+    server.listen()
     end = _ending(report)
     end_on_refusal(end)
     confine(end=end)
     sys.addaudithook(_refuser(get_ipython(), end))  # (last: it refuses another hook)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
-    server.listen()
     threading.Thread(target=_loop, args=(server, namespace), daemon=True, name="course-serve").start()
 
 
