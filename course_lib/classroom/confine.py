@@ -26,13 +26,16 @@ An audit hook sees what Python does, not what C code does: the red team's next t
 ``torch.from_file`` (C++ writes the bytes, no event). So where Linux has Landlock (5.13 and later), the operating
 system refuses the same writes to the whole process and its children, C code included (:func:`_landlock`): a file or
 folder created, written, removed or renamed only in those two folders, ``/dev/null`` and ``/proc`` (where a process
-writes its own settings). IPython's history, a database in the home folder, is kept in memory from then on.
+writes its own settings), and no TCP port connected to (another kernel's, whose key lies in a readable file).
+IPython's history, a database in the home folder, is kept in memory from then on.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -51,6 +54,7 @@ def confine(refused: list[str] | None = None, end: Callable[[str], None] | None 
     with contextlib.suppress(Exception):  # (a library's own write, made now, before the hook, if it must be made)
         import matplotlib.font_manager  # noqa: F401
     temp = os.path.realpath(tempfile.mkdtemp(prefix="course-graded-"))
+    atexit.register(shutil.rmtree, temp, ignore_errors=True)
     os.environ["TMPDIR"] = tempfile.tempdir = temp
     sys.dont_write_bytecode = True
     own = os.path.realpath(os.getcwd())
@@ -77,6 +81,7 @@ def _history_in_memory() -> None:
 # Landlock's rights on files and folders (linux/landlock.h): those that change something; on a file, only writing
 _WRITE_FILE, _REFER, _TRUNCATE = 1 << 1, 1 << 13, 1 << 14
 _CHANGES = _WRITE_FILE | sum(1 << bit for bit in range(4, 13))  # remove a folder/file, make char/dir/reg/sock/fifo/...
+_TCP, _SCOPES = 0b11, 0b11  # bind and connect a TCP port; an abstract Unix socket and a signal outside the domain
 
 
 def landlock_version() -> int:
@@ -102,8 +107,11 @@ def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
     libc = ctypes.CDLL(None, use_errno=True)
     call = libc.syscall
     handled = _CHANGES | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
-    attr = ctypes.create_string_buffer(struct.pack("=Q", handled))
-    ruleset = call(ctypes.c_long(444), attr, ctypes.c_size_t(8), ctypes.c_uint32(0))
+    # no TCP port bound or connected to (version 4: another kernel's key read, its ports reached), and no signal
+    # nor abstract Unix socket outside (version 6); the kernel's own ports were bound when it started
+    fields = [handled, *([_TCP] if abi >= 4 else []), *([_SCOPES] if abi >= 6 else [])]
+    attr = ctypes.create_string_buffer(struct.pack(f"={len(fields)}Q", *fields))
+    ruleset = call(ctypes.c_long(444), attr, ctypes.c_size_t(8 * len(fields)), ctypes.c_uint32(0))
     if ruleset < 0:
         return False
     try:

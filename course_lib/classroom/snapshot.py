@@ -43,9 +43,10 @@ from .witness import ran
 
 __all__ = ["not_plain", "snapshot"]
 
-# Entries that change by themselves: IPython's last results in builtins, the warnings filter's registry, and
-# builtins.input, which ipykernel binds for every cell it runs (to forward the kernel's standard input).
-_MOVING = frozenset({"_", "__", "___", "__warningregistry__", "input"})
+# Entries that change by themselves: IPython's last results in builtins, the warnings filter's registry,
+# builtins.input, which ipykernel binds for every cell it runs (to forward the kernel's standard input), and a class's
+# __slotnames__, copyreg's cache, which pickling sets (torch.save of a tensor: a red team's honest answer was flagged).
+_MOVING = frozenset({"_", "__", "___", "__warningregistry__", "input", "__slotnames__"})
 # Classes gain no attribute in honest use: a new one (``torch.Tensor.allclose = ...`` shadows the C base's) is a change.
 # TensorBase, torch's C class, holds a tensor's methods (``any``, ``eq``): immutable, unless ctypes clears its flag.
 CLASSES = {"torch.Tensor": Tensor, "torch._C.TensorBase": torch._C.TensorBase, "torch._C.Generator": torch.Generator,
