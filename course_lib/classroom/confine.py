@@ -88,6 +88,8 @@ def landlock_version() -> int:
     """The version of Linux's Landlock this system has, 0 where it has none."""
     import ctypes
 
+    if not sys.platform.startswith("linux"):  # (444 is Landlock's system call number on Linux only)
+        return 0
     try:
         found = ctypes.CDLL(None).syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     except (OSError, AttributeError):
