@@ -297,6 +297,7 @@ def test_an_assignment_is_made_where_the_environment_is_not_activated(tmp_path):
     assert not any(m in c.source for c in nb.cells for m in (*SOLUTION, *HIDDEN))
 
 
+@needs_nbgrader
 def test_an_assignments_colab_cell_clones_the_student_releases_repository(tmp_path):
     """The assignment notebook's Colab cell is locked (a student cannot fix it): made with the release's repository
     (``make assignment RELEASE_REPOSITORY=...``), it clones that repository, where Colab finds course_lib; made
