@@ -32,6 +32,7 @@ LAB_MAX_MINUTES = 75
 MINUTES_PER_EXERCISE = 9  # the labs' review of 2026-11-26: four to five exercises took 35 to 45 minutes
 CLASS_SIZE = 120  # the class the plan is sized for (issue 44's reviewer): the project talks must fit it
 PROJECT_SESSION_MINUTES = 120
+PROJECT_SLACK_MINUTES = 20  # a room's minutes left over: a late start, a laptop that will not project, a break
 ROW = re.compile(
     r"^\| (?P<week>\d+(?: \((?P<branch>[a-z]+)\))?|extra) \| (?P<lecture>[^|]+) \| (?P<minutes>\d+) min "
     r"\| (?P<lab>[^|]+) \| (?P<lab_minutes>\d+) min \| (?P<due>[^|]*) \|$",
@@ -347,7 +348,13 @@ def test_the_project_talks_of_a_class_of_120_fit_their_session(text):
     assert m, "the guide does not give the project session's arithmetic"
     talks, talk, pair, rooms, per_room, room_minutes = map(int, m.groups())
     assert talks == CLASS_SIZE // 2 and talk < pair
-    assert per_room == math.ceil(talks / rooms) and room_minutes == per_room * pair <= PROJECT_SESSION_MINUTES
+    assert per_room == math.ceil(talks / rooms) and room_minutes == per_room * pair
+    assert room_minutes + PROJECT_SLACK_MINUTES <= PROJECT_SESSION_MINUTES, "a room's talks leave no time in hand"
+    rule = re.search(r"pairs times (\d+) minutes divided by (\d+), rounded up", flat)
+    assert rule and int(rule[1]) == pair and int(rule[2]) == PROJECT_SESSION_MINUTES - PROJECT_SLACK_MINUTES
+    assert math.ceil(talks * pair / int(rule[2])) == rooms, "the rule for another class gives other rooms than 120's"
+    markers = re.search(r"(\d+) hours each for the (\d+) markers", flat)
+    assert markers and int(markers[1]) * int(markers[2]) == 20 and int(markers[2]) == rooms
     assert f"session** of {PROJECT_SESSION_MINUTES} minutes" in flat
     plan = flat.split("## Assessment", 1)[1].split("## ", 1)[0]
     assert f"a {talk}-minute talk at the project session" in plan
