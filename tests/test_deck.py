@@ -759,3 +759,41 @@ def test_a_chinese_slide_shows_as_many_list_items_as_its_english_slide():
     english = items(build_book.slides_notebook(json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text("utf-8")), rel))
     assert english[3:5] == [2, 2]  # the learning objectives' second and third slides
     assert items(build_book.twin_deck(rel, twin)) == english
+
+
+def test_an_output_goes_on_over_the_next_slide_between_blocks_never_inside_one():
+    """The eighteenth lecturer's trial: 13's slides 6-7 cut a printed sentence that the deck had folded in two ("the
+    test prose has 8,789 words by WORD," on one slide, "2,831 of them punctuation" on the next)."""
+    c = cell("code", "show()", "subslide", tags=[deck.OUTPUT_ONLY])
+    c.id = "blocks"
+    lines = []
+    for k in range(5):  # a block: a heading, a line the deck folded at its comma, its fold indented four more
+        lines += [f"corpus {k}", f"  words V = {k},074 and then some more words to count,", "      2,831 of them punctuation"]
+    c.outputs = [nbformat.v4.new_output("stream", text="\n".join(lines) + "\n")]
+    first, second = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
+    shown, more = first.outputs[0]["text"].splitlines(), second.outputs[0]["text"].splitlines()
+    assert shown[-1] == deck.CONTINUED and shown[:-1] + more == lines, "every line once, in order"
+    assert deck._indent(more[0]) <= deck._indent(shown[-2]), (shown[-2], more[0])
+
+
+def test_the_notes_code_fits_a_handouts_page_at_8_pt_and_stays_the_same_program():
+    """An eighteenth lecturer's trial: the handouts zoomed deck 14's notes' code to 6.9 pt to fit a line of up to 120
+    columns. The notes now hold each cell's code at 109 columns (a long comment on lines of its own above its code,
+    wrapped), the same program with the same comment words; only a format string ruff cannot split stays wider."""
+    wide = []
+    for path in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+        for c in nbformat.read(path, as_version=4).cells:
+            if c.cell_type != "code" or all(len(line) <= slide_code.NOTES_COLUMNS for line in c.source.splitlines()):
+                continue
+            notes = slide_code.for_notes(c.source)
+            assert ast.dump(ast.parse(notes)) == ast.dump(ast.parse(c.source)), (path.name, c.source[:80])
+            assert _comment_words(c.source) == _comment_words(notes), (path.name, c.source[:80])
+            wide += [line for line in notes.splitlines() if slide_code.width(line) > slide_code.NOTES_COLUMNS]
+    assert len(wide) <= 2 and all(line.strip().startswith('f"') for line in wide), wide
+
+
+def _comment_words(code: str) -> list[str]:
+    """The words of the comments of ``code``, in order, formatter directives (``# fmt: skip``, ``# noqa``) left out."""
+    tokens = slide_code.tokenize.generate_tokens(io.StringIO(code).readline)
+    comments = [slide_code.DIRECTIVE.sub("", t.string) for t in tokens if t.type == slide_code.tokenize.COMMENT]
+    return [word for comment in comments for word in comment.lstrip("#").split()]

@@ -407,7 +407,7 @@ def _code_cells(cell, on_slide: int, whole_outputs: bool = True) -> tuple[list[d
         on_slide = 0
     notes = []
     if full is not None:
-        notes.append(_notes(f"```python\n{full}\n```", cell, "code"))
+        notes.append(_notes(f"```python\n{slide_code.for_notes(full)}\n```", cell, "code"))
     if cut:
         notes.append(_notes(f"```\n{printed.rstrip()}\n```", cell, "printed"))  # not "output": the output's slide
     return [cell, *notes, *more], on_slide
@@ -511,6 +511,8 @@ def _continued(output, whole: list[str], roomy: bool = True) -> str | None:
     else None (the notes keep them)."""
     shown = _output_text(output).rstrip("\n").split("\n")[:-1]  # less the line that says how many are cut
     rest = whole[len(shown) :]
+    while len(shown) > 2 and rest and _indent(rest[0]) > _indent(shown[-1]):  # a line, or a block, never cut in two
+        rest.insert(0, shown.pop())  # (13's "... 8,789 words by WORD," went on as "2,831 of them ..." over the page)
     start = max((i + 1 for i, line in enumerate(shown) if not line.strip()), default=0)  # the block cut in two
     rows = [i for i in range(start, len(shown)) if _data_row(shown[i])]
     head = rows[0] - 1 if rows and rows[0] > start and rest and _data_row(rest[0]) else start  # the line above the rows
@@ -522,6 +524,11 @@ def _continued(output, whole: list[str], roomy: bool = True) -> str | None:
         return None
     _set_text(output, "\n".join([*shown, CONTINUED]) + "\n")
     return "\n".join(rest) + "\n"
+
+
+def _indent(line: str) -> int:
+    """How far a printed line is indented; a blank line as a line at the margin (a block ends there)."""
+    return len(line) - len(line.lstrip(" ")) if line.strip() else 0
 
 
 def _data_row(line: str) -> bool:
