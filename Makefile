@@ -36,7 +36,8 @@ help:
 	@echo "make book       HTML book + reveal.js slides of the executed notebooks in build/html (offline)"
 	@echo "make book-check the book, then its checks that need no browser (no Sphinx warning, no CDN link)"
 	@echo "make e2e        the book, then JupyterLab and the book in headless Chromium (needs Debian's chromium)"
-	@echo "make handouts   the book, then an A4 PDF per deck in build/handouts, the Chinese in zh/ (notes, glossary)"
+	@echo "make handouts   the book, then an A4 PDF per deck in build/handouts, the Chinese in zh/ (notes, glossary);"
+	@echo "                LANGUAGE=en or LANGUAGE=zh prints one language's only"
 
 setup: $(STAMP)
 
@@ -209,4 +210,4 @@ e2e: $(E2E_STAMP) book
 # The book is built first only where it is missing or older than its sources (not while the decks are printed from
 # it).
 handouts: $(E2E_STAMP) build/html/index.html
-	$(BIN)/python -m tools.handouts
+	$(BIN)/python -m tools.handouts $(if $(LANGUAGE),--language $(LANGUAGE))

@@ -3,6 +3,7 @@ headless Chromium, for the English book and the Chinese one.
 
     python -m tools.handouts            # after `make book`: build/html/slides/*.html -> build/handouts/*.pdf,
                                         # build/html/zh/slides/*.html -> build/handouts/zh/*.pdf
+    python -m tools.handouts --language en 04_   # one language (make handouts LANGUAGE=en), one deck
 
 The decks are served from ``build/html`` on 127.0.0.1 and opened by the same Chromium the browser tests drive
 (Debian's, found on PATH or through $CHROMIUM; Playwright never downloads one). Any request to another host is
@@ -220,9 +221,14 @@ def print_deck(browser, url: str, out: Path, glossary: handout_glossary.Glossary
     }
 
 
-def decks_of(html_dir: Path, names: list[str]) -> list[Path]:
-    """The decks of the English book and of the Chinese one (zh/), those whose names start with one of ``names``."""
-    decks = [d for lang in ("", "zh/") for d in sorted((html_dir / f"{lang}slides").glob("*.slides.html"))]
+LANGUAGES = {"en": "", "zh": "zh/"}  # a language's decks, under the built book
+
+
+def decks_of(html_dir: Path, names: list[str], languages: tuple[str, ...] = tuple(LANGUAGES)) -> list[Path]:
+    """The decks of the English book and of the Chinese one (zh/), or of ``languages`` only, those whose names start
+    with one of ``names``."""
+    folders = [LANGUAGES[lang] for lang in languages]
+    decks = [d for lang in folders for d in sorted((html_dir / f"{lang}slides").glob("*.slides.html"))]
     return [d for d in decks if not names or any(d.name.startswith(name) for name in names)]
 
 
@@ -236,9 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.handouts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--html", type=Path, default=ROOT / "build" / "html", help="the built book (make book)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "handouts")
+    parser.add_argument("--language", choices=sorted(LANGUAGES), help="print only this language's decks (default: both)")
     parser.add_argument("decks", nargs="*", help="deck names to print (default: all), e.g. 04_scaling")
     args = parser.parse_args(argv)
-    decks = decks_of(args.html, args.decks)
+    decks = decks_of(args.html, args.decks, (args.language,) if args.language else tuple(LANGUAGES))
     if not decks:
         print(f"no decks in {args.html / 'slides'}: run `make book` first", file=sys.stderr)
         return 1

@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import tokenize
 import unicodedata
 from pathlib import Path
@@ -34,6 +35,7 @@ MAX_WORDS = 88  # words of code on one slide, counted between spaces (the browse
 INDENT = "    "  # the indentation of a folded output line's continuation
 SEPARATORS = ("; ", ", ", ": ", " | ", " = ", " ")
 ELIDED = "⋮ ({} more lines in the notes)"
+NOTES_COLUMNS = 109  # columns of the notes' code that fit a handout's page at 8 pt (tools/handout_page.py)
 
 
 def width(line: str) -> float:
@@ -152,6 +154,38 @@ def without_docstrings(source: str) -> str:
             ):
                 drop.update(range(first.lineno, first.end_lineno + 1))
     return "\n".join(line for i, line in enumerate(source.splitlines(), 1) if i not in drop)
+
+
+def for_notes(source: str, columns: int = NOTES_COLUMNS) -> str:
+    """The full code of a cell for its slide's speaker notes, which the handouts print at 8 pt (``columns`` a line):
+    a comment that makes its line wider goes on lines of its own above it, wrapped (``comments_wrapped``), then the
+    code is formatted at that width (``formatted``). The same program, every word of its comments kept, in order; a
+    handout zoomed deck 14's longer lines down to 6.9 pt (an eighteenth lecturer's trial)."""
+    return formatted(comments_wrapped(source, columns), columns)
+
+
+def comments_wrapped(source: str, columns: int) -> str:
+    """``source`` with each comment on a line wider than ``columns`` wrapped on lines of its own, at the line's
+    indentation: above its code for a comment after code. Unchanged where that could change the program (a line that
+    a string or a backslash carries over from the line before)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    comments = {t.start[0]: t for t in tokens if t.type == tokenize.COMMENT}
+    carried = {row for t in tokens if t.start[0] < t.end[0] for row in range(t.start[0] + 1, t.end[0] + 1)}
+    lines, out = source.splitlines(), []
+    for row, line in enumerate(lines, 1):
+        token = comments.get(row)
+        if token is None or width(line) <= columns or row in carried or (row > 1 and lines[row - 2].endswith("\\")):
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        words = DIRECTIVE.sub("", token.string).lstrip("#").strip()
+        out += [f"{indent}# {part}" for part in textwrap.wrap(words, max(columns - len(indent) - 2, 20))]
+        if code := line[: token.start[1]].rstrip():
+            out.append(code)
+    return same_program("\n".join(out), source)
 
 
 def without_comments(source: str) -> str:
