@@ -768,7 +768,7 @@ def test_an_output_goes_on_over_the_next_slide_between_blocks_never_inside_one()
     c.id = "blocks"
     lines = []
     for k in range(5):  # a block: a heading, a line the deck folded at its comma, its fold indented four more
-        lines += [f"corpus {k}", f"  words V = {k},074 and then some more words to count,", "      2,831 of them punctuation"]
+        lines += [f"corpus {k}", f"  words V = {k},074 and then some more words to count,", "      2,831 of them"]
     c.outputs = [nbformat.v4.new_output("stream", text="\n".join(lines) + "\n")]
     first, second = [x for x in shaped(c) if x.metadata["slideshow"]["slide_type"] != "notes"]
     shown, more = first.outputs[0]["text"].splitlines(), second.outputs[0]["text"].splitlines()

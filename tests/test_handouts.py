@@ -35,10 +35,9 @@ def test_make_handouts_prints_the_english_and_the_chinese_decks(tmp_path):
         "out/zh/04_scaling.pdf",
     ]
     assert len(handouts.decks_of(html, ["04_"])) == 2 and handouts.decks_of(html, ["05_"]) == []
-    english = [d.relative_to(html).as_posix() for d in handouts.decks_of(html, [], ("en",))]  # make handouts LANGUAGE=en
-    assert english == ["slides/03_qkv.slides.html", "slides/04_scaling.slides.html"]
-    assert [d.relative_to(html).as_posix() for d in handouts.decks_of(html, ["04_"], ("zh",))] == [decks[-1].relative_to(
-        html).as_posix()]  # fmt: skip
+    english = handouts.decks_of(html, [], ("en",))  # make handouts LANGUAGE=en
+    assert english == decks[:2]
+    assert handouts.decks_of(html, ["04_"], ("zh",)) == decks[-1:]
     assert "--language $(LANGUAGE)" in (ROOT / "Makefile").read_text()
     assert "python -m tools.handouts" in (ROOT / "Makefile").read_text()
 

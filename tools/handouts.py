@@ -16,8 +16,9 @@ wide, 92 mm tall. That rules out the old layout (112 mm, 5.5 pt, notes beside) a
 portrait A4 leaves 22 mm beside it; landscape leaves 108 mm but only two 92 mm rows a page, and a slide without
 notes (270 of the 741 English slides: a figure, an output) would stand beside an empty column. So a slide is
 printed ``IMAGE_MM`` = 186 mm wide (tools/handout_page.py), the page's whole width (its code at 9.1 pt), with its
-notes below it at the same width, as on a "notes page" (8.5 pt; their code 8 pt, a line longer than the 109 columns
-that fit zoomed to fit: 6.9 pt at the least, deck 14): no slide has a column beside it, and a slide without notes is
+notes below it at the same width, as on a "notes page" (8.5 pt; their code 8 pt: the deck writes it at the 109 columns
+that fit, ``tools.slide_code.for_notes``; a longer line would be zoomed to fit, as deck 14's were, down to 6.9 pt,
+before 2026-12-05): no slide has a column beside it, and a slide without notes is
 its image alone. A whole slide is then 105 mm tall, two to a page at most; but most slides do not fill their height
 (a code cell and its output, a few bullets), so the empty bands above and below the content are cut off (``PAD`` px
 kept): a short slide takes 25-60 mm. Slides are packed onto pages in order, at most ``PER_PAGE`` (3) a page, fewer
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.handouts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--html", type=Path, default=ROOT / "build" / "html", help="the built book (make book)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "handouts")
-    parser.add_argument("--language", choices=sorted(LANGUAGES), help="print only this language's decks (default: both)")
+    parser.add_argument("--language", choices=sorted(LANGUAGES), help="only this language's decks (default: both)")
     parser.add_argument("decks", nargs="*", help="deck names to print (default: all), e.g. 04_scaling")
     args = parser.parse_args(argv)
     decks = decks_of(args.html, args.decks, (args.language,) if args.language else tuple(LANGUAGES))
