@@ -20,5 +20,7 @@ Read in this order:
 - :mod:`~course_lib.classroom.stubs` — how a solution region becomes a stub;
   :mod:`~course_lib.classroom.notebook` — a notebook's exercises, check cells, hidden tests and ``VARIANT`` line.
 - :mod:`~course_lib.classroom.student` — ``python -m course_lib.classroom.student``: student versions, or with
-  ``--nbgrader`` the source versions of :mod:`~course_lib.classroom.nbgrader_source` for an nbgrader course.
+  ``--nbgrader`` the source versions of :mod:`~course_lib.classroom.nbgrader_source` for an nbgrader course;
+  :mod:`~course_lib.classroom.carry` — ``python -m course_lib.classroom.carry``: a student's answers from the
+  notebook they worked in into the assignment's notebook they hand in.
 """
