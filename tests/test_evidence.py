@@ -8,6 +8,7 @@ cells now flags): this is the layer under the reading, tested alone, in a real J
 import copy
 import json
 import os
+import sys
 import textwrap
 
 import nbformat
@@ -150,13 +151,22 @@ def test_what_would_reach_the_signer_is_refused(tmp_path):
             print("given")
         except Exception as error:
             print("refused", str(error)[:40])
+        if hasattr(sys, "monitoring"):  # Python 3.12 and later: a tool's callback sees every line, as a tracer does
+            try:
+                sys.monitoring.use_tool_id(4, "cell")
+                sys.monitoring.register_callback(4, sys.monitoring.events.LINE, lambda *args: None)
+                print("given")
+            except Exception as error:
+                print("refused", str(error)[:40])
         sys.addaudithook(lambda *args: print("seen"))  # refused, silently: no hook added
         ok = 1
         """
     )
     ran, kept = _run(attack, tmp_path)
     printed = "".join(o.text for o in ran[2].outputs if o.output_type == "stream").splitlines()
-    assert len(printed) == 4 and all(line.startswith("refused") for line in printed), printed
+    assert len(printed) == 4 + hasattr(sys, "monitoring") and all(line.startswith("refused") for line in printed), (
+        printed
+    )
     assert "seen" not in json.dumps(ran[3].outputs), "no hook of the cell's was added"
     assert all(_errors(c)[0].startswith("Not graded: a cell asked for gc's objects") for c in kept[3:]), "for good"
 

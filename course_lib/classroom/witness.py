@@ -21,7 +21,8 @@ The key is kept only as HMAC's two hash states (:func:`_pads`), in one closure, 
 in Python hands a hook out, and while a hook runs no tracer or profiler sees its frames. The signer calls no code a
 cell could replace (builtins, module functions, a method of an object a cell made), raises nothing and sets off no
 audit event, so no frame of it ever reaches a cell's code. The refuser, the other hook, holds no key: from the
-first cell on it refuses gc's lists of objects (the signer among them), another audit hook, the process's memory
+first cell on it refuses gc's lists of objects (the signer among them), another audit hook or a monitoring
+callback (``sys.monitoring``, Python 3.12 and later: it sees every line run, as a tracer does), the process's memory
 through /proc, a module's code from a file outside the installed libraries (one a cell wrote), any unpickling (a
 pickle in a data file runs what it names: the seventeenth trial), and, to a cell's code, ctypes and other processes.
 The kernel is confined first (:mod:`course_lib.classroom.confine`): after a refusal there, nothing is signed.
@@ -231,7 +232,7 @@ def _refuser(shell: object, end: Callable[[str], None] | None = None) -> object:
             if why:
                 raise no(f"Not graded: {why}")
             return
-        if event.startswith("gc.get_") or event == "sys.addaudithook":
+        if event.startswith("gc.get_") or event in ("sys.addaudithook", "sys.monitoring.register_callback"):
             raise no(f"Not graded: asked for {event} in a graded notebook (the grader's evidence is private)")
         if event == "pickle.find_class":  # (nothing in a graded notebook unpickles: torch.load's weights never ask)
             raise no(f"Not graded: a pickle asked for {args[0]}.{args[1]}: a pickle can run any code")
