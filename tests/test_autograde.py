@@ -7,7 +7,7 @@ import torch
 
 import course_lib as cl
 import course_lib.classroom.autograde as autograde
-from course_lib.classroom.autograde import ExerciseSummary, autograde_class, format_report
+from course_lib.classroom.autograde import ExerciseSummary, GradedCell, autograde_class, by_exercise, format_report
 from course_lib.classroom.checks import check_function
 from course_lib.classroom.flags import (
     BY_HAND_WITH_LIBRARY,
@@ -24,29 +24,78 @@ from course_lib.classroom.recheck import FAILED
 from course_lib.paths import NOTEBOOKS_DIR
 
 
-def test_counts_split_full_partial_and_zero_marks():
-    summary = ExerciseSummary("a04-exercise-2-tests", 2.0, {"ann": 2.0, "bob": 1.0, "cy": 0.0, "dee": 0.0})
+def test_counts_split_full_partial_and_zero_marks_of_an_exercise():
+    visible, hidden = {"ann": 1.0, "bob": 1.0, "cy": 0.0, "dee": 0.0}, {"ann": 1.0, "bob": 0.0, "cy": 0.0, "dee": 0.0}
+    cells = [GradedCell("a04-exercise-2-tests", 1.0, visible), GradedCell("a04-exercise-2-hidden-tests", 1.0, hidden)]
+    summary = ExerciseSummary("a04-exercise-2", cells)
+    assert summary.max_score == 2.0 and summary.scores == {"ann": 2.0, "bob": 1.0, "cy": 0.0, "dee": 0.0}
     assert summary.counts() == (1, 1, 2)
 
 
 def test_the_report_lists_each_exercise_and_each_flagged_submission():
-    summaries = [ExerciseSummary("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 0.0}),
-                 ExerciseSummary("x-exercise-2-tests", 1.0, {"ann": 1.0, "bob": 1.0})]  # fmt: skip
+    summaries = [GradedCell("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 0.0}),
+                 GradedCell("x-exercise-2-tests", 1.0, {"ann": 1.0, "bob": 1.0})]  # fmt: skip
     text = format_report("a00", summaries, {"bob": [("x-exercise-1-tests", "a library shortcut was refused")]})
     assert text.splitlines()[0] == "# a00: 2 submissions"
-    assert "| x-exercise-1-tests | 1 | 1 | 0 | 1 | 0 | 0.50 |" in text
-    assert "| x-exercise-2-tests | 1 | 2 | 0 | 0 | 0 | 1.00 |" in text
+    assert "| x-exercise-1 | 1 | 1 | 0 | 1 | 0 | 0.50 |" in text
+    assert "| x-exercise-2 | 1 | 2 | 0 | 0 | 0 | 1.00 |" in text
     assert "- bob: x-exercise-1-tests (a library shortcut was refused)" in text
+
+
+def test_the_report_has_a_row_per_exercise_in_exercise_order_with_its_cells_points_together():
+    """The eighteenth lecturer's trial: a row per graded cell, hidden tests first, and a "partial" column always 0
+    (nbgrader scores a cell all or nothing). An exercise is its visible check and its hidden tests, half a point
+    each: one row, in exercise order (10 after 9), partial where a student earned one half; the CSV keeps a column
+    per cell, in the same order, visible check first."""
+    stem = "12_decoder_that_writes"
+    scores = {"ann": (0.5, 0.5), "bob": (0.5, 0.0), "cy": (0.0, 0.0)}
+    cells = [GradedCell(f"{stem}-exercise-{n}-{kind}", 0.5, {s: v[k] for s, v in scores.items()})
+             for n in (10, 2, 9, 1) for k, kind in ((1, "hidden-tests"), (0, "tests"))]  # fmt: skip
+    text = format_report("a12", cells, {})
+    rows = [line for line in text.splitlines() if line.startswith(f"| {stem}")]
+    assert rows == [f"| {stem}-exercise-{n} | 1 | 1 | 1 | 1 | 0 | 0.50 |" for n in (1, 2, 9, 10)], text
+    assert "| exercise | points | full | partial | zero | to mark | mean of the marked |" in text
+    assert [s.name for s in by_exercise(cells)] == [f"{stem}-exercise-{n}" for n in (1, 2, 9, 10)]
+    assert [c.grade_id for c in by_exercise(cells)[0].cells] == [
+        f"{stem}-exercise-1-tests",
+        f"{stem}-exercise-1-hidden-tests",
+    ]
+
+
+def test_the_csv_has_a_column_per_graded_cell_in_exercise_order(tmp_path, monkeypatch):
+    cells = [GradedCell(f"x-exercise-{n}-{kind}", 0.5, {"ann": 0.5, "bob": 0.0})
+             for n in (10, 2) for kind in ("hidden-tests", "tests")]  # fmt: skip
+    monkeypatch.setattr(
+        autograde, "class_report", lambda root, assignment: (cells, {"bob": [("x-exercise-2-tests", "why")]})
+    )
+    autograde.write_report(tmp_path, "a12")
+    rows = (tmp_path / "reports" / "a12.csv").read_text().splitlines()
+    assert rows == [
+        "student,x-exercise-2-tests,x-exercise-2-hidden-tests,x-exercise-10-tests,x-exercise-10-hidden-tests,"
+        "total so far,flagged,refused NumPy",
+        "ann,0.5,0.5,0.5,0.5,2.0,0,0",
+        "bob,0.0,0.0,0.0,0.0,0.0,1,0",
+    ]
 
 
 def test_written_answers_not_marked_yet_are_counted_apart():
     """nbgrader scores a changed written answer None until a person marks it (an unchanged one 0 at once): it is
     neither full, partial nor zero, and the mean is that of the marked answers."""
-    summary = ExerciseSummary("x-exercise-1-written", 1.0, {"ann": None, "bob": 0.0, "cy": 1.0})
-    assert summary.counts() == (1, 0, 1) and summary.to_mark() == 1
-    text = format_report("a00", [summary, ExerciseSummary("x-exercise-2-written", 1.0, {"ann": None})], {})
-    assert "| x-exercise-1-written | 1 | 1 | 0 | 1 | 1 | 0.50 |" in text
-    assert "| x-exercise-2-written | 1 | 0 | 0 | 0 | 1 | - |" in text
+    summary = GradedCell("x-exercise-1-written", 1.0, {"ann": None, "bob": 0.0, "cy": 1.0})
+    text = format_report("a00", [summary, GradedCell("x-exercise-2-written", 1.0, {"ann": None})], {})
+    assert "| x-exercise-1 | 1 | 1 | 0 | 1 | 1 | 0.50 |" in text
+    assert "| x-exercise-2 | 1 | 0 | 0 | 0 | 1 | - |" in text
+
+
+def test_an_exercise_with_a_check_and_a_written_answer_is_marked_once_both_are():
+    """An exercise whose check is graded and whose "why?" a person marks: its points are both cells', and a
+    submission whose written answer waits counts under "to mark", not among the marked."""
+    cells = [GradedCell("x-exercise-1-written", 1.0, {"ann": None, "bob": 1.0, "cy": 0.0}),
+             GradedCell("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 1.0, "cy": 1.0})]  # fmt: skip
+    (summary,) = by_exercise(cells)
+    assert [c.grade_id for c in summary.cells] == ["x-exercise-1-tests", "x-exercise-1-written"]
+    assert summary.counts() == (1, 1, 0) and summary.to_mark() == 1
+    assert "| x-exercise-1 | 2 | 1 | 1 | 0 | 1 | 1.50 |" in format_report("a00", cells, {})
 
 
 def _graded_cell(grade_id, ename, evalue):
@@ -388,7 +437,7 @@ def test_an_honest_numpy_refusal_is_listed_apart_from_shortcuts(tmp_path):
     _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a04", nb, "04.ipynb")
     found = flagged(tmp_path, "a04", "ann")
     assert found == [("e1", USED_NUMPY), ("e2", USED_NUMPY), ("e3", "a library shortcut was refused")]
-    summaries = [ExerciseSummary(g, 1.0, {"ann": 0.0, "bob": 0.0, "cy": 1.0}) for g in ("e1", "e2", "e3")]
+    summaries = [GradedCell(g, 1.0, {"ann": 0.0, "bob": 0.0, "cy": 1.0}) for g in ("e1", "e2", "e3")]
     text = format_report("a04", summaries, {"ann": found[:2], "bob": found})
     assert "## Flagged submissions: 1\n\n- bob: e3 (a library shortcut was refused)\n" in text
     assert "## Refused NumPy, not flagged: 2" in text and "- ann: e1, e2\n- bob: e1, e2\n" in text
@@ -397,8 +446,8 @@ def test_an_honest_numpy_refusal_is_listed_apart_from_shortcuts(tmp_path):
 
 def test_the_csv_counts_numpy_refusals_apart(tmp_path, monkeypatch):
     summaries = [
-        ExerciseSummary("e1", 1.0, {"ann": 0.0, "bob": 0.0}),
-        ExerciseSummary("e2", 1.0, {"ann": 1.0, "bob": 0.0}),
+        GradedCell("e1", 1.0, {"ann": 0.0, "bob": 0.0}),
+        GradedCell("e2", 1.0, {"ann": 1.0, "bob": 0.0}),
     ]
     flags = {"ann": [("e1", USED_NUMPY)], "bob": [("e1", USED_NUMPY), ("e2", "a library shortcut was refused")],
              "cy": [("04", NOT_YET)]}  # fmt: skip

@@ -10,9 +10,11 @@ time (default: one per CPU core; each executes one notebook on one core). The pr
 one SQLite file: each waits up to 120 s for another's write instead of failing at once. A submission whose
 process fails is reported with the end of its log, and the others are graded all the same.
 
-The report (printed, and written to ``reports/ASSIGNMENT.md`` and ``reports/ASSIGNMENT.csv``): per exercise, the
-points, how many submissions scored full, partial and zero marks, how many written answers wait for a person to mark
-them (nbgrader's formgrader; an unchanged answer cell scores 0 at once), and the mean of the marked ones; then the
+The report (printed, and written to ``reports/ASSIGNMENT.md`` and ``reports/ASSIGNMENT.csv``): per exercise, in
+exercise order, its points (those of its graded cells together: the visible check and the hidden tests, half each,
+and a written answer), how many submissions scored full, partial (some of its points, not all) and zero marks, how
+many written answers wait for a person to mark them (nbgrader's formgrader; an unchanged answer cell scores 0 at
+once), and the mean of the marked ones (the CSV, the marks sheet, has a column per graded cell); then the
 flagged submissions, read from the autograded notebooks: a test cell that says "Not graded" (the guard found a
 changed checker, :mod:`course_lib.classroom.guard`), that refused a library shortcut (``ShortcutError``) or a call of
 the check's own reference or helpers; and every cell the student wrote in which the guard's reading finds tampering,
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import subprocess
 import sys
 import time
@@ -43,31 +46,81 @@ from pathlib import Path
 from ..validate import integer
 from .flags import NOT_THE_ASSIGNMENT, USED_NUMPY, flagged
 
-__all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "autograde_class", "class_report",
-           "format_report", "main", "write_report"]  # fmt: skip
+__all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "GradedCell", "autograde_class",
+           "by_exercise", "class_report", "format_report", "main", "write_report"]  # fmt: skip
 
 BUSY_TIMEOUT_S = 120
 SOURCE_READABLE = "\n**source/ is in the course folder**: the submissions could read its solutions (see the guide)\n"
 
 
+# A graded cell's id (classroom.nbgrader_source): NOTEBOOK-exercise-N-KIND, KIND tests, hidden-tests or written (a
+# second cell of one label gets -2): its exercise is the id without KIND
+_CELL_ID = re.compile(r"^(?P<exercise>.+?-exercise-[0-9a-z_]+?)-(?P<kind>tests|hidden-tests|written)(?:-\d+)?$")
+_KINDS = ("tests", "hidden-tests", "written")  # an exercise's cells in this order: visible check, hidden tests, written
+
+
+def _natural(text: str) -> tuple:
+    """A sort key that orders the numbers in ``text`` as numbers: exercise-9 before exercise-10."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
 @dataclass
-class ExerciseSummary:
-    """One graded test cell of an assignment over the class."""
+class GradedCell:
+    """One graded cell of an assignment over the class (an exercise's visible check, its hidden tests, a written
+    answer): its points and every student's score."""
 
     grade_id: str
     max_score: float
     scores: dict[str, float | None] = field(default_factory=dict)  # student -> score; None: not marked yet
 
+    @property
+    def exercise(self) -> str:
+        """The exercise it belongs to: its grade id without the kind of cell (a grade id of another form: itself)."""
+        found = _CELL_ID.match(self.grade_id)
+        return found["exercise"] if found else self.grade_id
+
+    def order(self) -> tuple:
+        """Its place in the report: by exercise (numbers as numbers), then visible check, hidden tests, written."""
+        found = _CELL_ID.match(self.grade_id)
+        return _natural(self.exercise), _KINDS.index(found["kind"]) if found else 0, _natural(self.grade_id)
+
+
+@dataclass
+class ExerciseSummary:
+    """One exercise of an assignment over the class: its graded cells, scored together."""
+
+    name: str
+    cells: list[GradedCell]
+
+    @property
+    def max_score(self) -> float:
+        return sum(cell.max_score for cell in self.cells)
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Student -> the exercise's score, None while a cell of it waits for a person to mark it."""
+        students = sorted({s for cell in self.cells for s in cell.scores})
+        marks = {s: [cell.scores.get(s, 0.0) for cell in self.cells] for s in students}
+        return {s: None if None in v else sum(v) for s, v in marks.items()}  # type: ignore[arg-type]
+
     def counts(self) -> tuple[int, int, int]:
-        """(full, partial, zero) marks, of the marked submissions."""
+        """(full, partial, zero) marks, of the marked submissions: partial is some of its points, not all."""
         values = [s for s in self.scores.values() if s is not None]
-        full = sum(s >= self.max_score for s in values)
+        full = sum(s >= self.max_score - 1e-9 for s in values)  # (points such as 0.1 add up to a hair under)
         zero = sum(s <= 0 for s in values)
         return full, len(values) - full - zero, zero
 
     def to_mark(self) -> int:
         """How many submissions a person has still to mark here (written answers)."""
         return sum(s is None for s in self.scores.values())
+
+
+def by_exercise(cells: list[GradedCell]) -> list[ExerciseSummary]:
+    """The graded cells grouped by exercise, in exercise order (1, 2, ..., 9, 10), each exercise's cells in order."""
+    exercises: dict[str, list[GradedCell]] = {}
+    for cell in sorted(cells, key=GradedCell.order):
+        exercises.setdefault(cell.exercise, []).append(cell)
+    return [ExerciseSummary(name, found) for name, found in exercises.items()]
 
 
 def _students(root: Path, assignment: str) -> list[str]:
@@ -120,12 +173,13 @@ def autograde_class(root: str | Path, assignment: str, *, jobs: int | None = Non
     return results
 
 
-def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummary], dict[str, list[tuple[str, str]]]]:
-    """Per graded cell, every student's score (from the gradebook); per student, the flagged cells."""
+def class_report(root: str | Path, assignment: str) -> tuple[list[GradedCell], dict[str, list[tuple[str, str]]]]:
+    """Per graded cell, every student's score (from the gradebook), in exercise order (:meth:`GradedCell.order`);
+    per student, the flagged cells."""
     from nbgrader.api import Gradebook
 
     root = Path(root).resolve()
-    summaries: dict[str, ExerciseSummary] = {}
+    cells: dict[str, GradedCell] = {}
     ran: set[str] = set()  # the students nbgrader autograded (a failed one too: its submission stays in the gradebook)
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}?timeout={BUSY_TIMEOUT_S}") as gb:
         for submission in gb.assignment_submissions(assignment):
@@ -133,12 +187,12 @@ def class_report(root: str | Path, assignment: str) -> tuple[list[ExerciseSummar
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
                     if grade.max_score:
-                        summary = summaries.setdefault(grade.name, ExerciseSummary(grade.name, grade.max_score))
+                        cell = cells.setdefault(grade.name, GradedCell(grade.name, grade.max_score))
                         # nbgrader's score is 0.0 for a written answer nobody has marked yet: None says so
-                        summary.scores[submission.student_id] = None if grade.needs_manual_grade else grade.score
-    students = sorted({s for summary in summaries.values() for s in summary.scores} | set(_students(root, assignment)))
+                        cell.scores[submission.student_id] = None if grade.needs_manual_grade else grade.score
+    students = sorted({s for cell in cells.values() for s in cell.scores} | set(_students(root, assignment)))
     flags = {s: f for s in students if (f := flagged(root, assignment, s, s in ran))}  # a failed one: no grades
-    return sorted(summaries.values(), key=lambda s: s.grade_id), flags
+    return sorted(cells.values(), key=GradedCell.order), flags
 
 
 def _grouped(found: list[tuple[str, str]]) -> str:
@@ -149,45 +203,47 @@ def _grouped(found: list[tuple[str, str]]) -> str:
     return "; ".join(f"{', '.join(where)} ({why})" for why, where in cells.items())
 
 
-def format_report(assignment: str, summaries: list[ExerciseSummary], flags: dict[str, list[tuple[str, str]]]) -> str:
-    """The report as Markdown."""
-    n = max((len(s.scores) for s in summaries), default=0)
+def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, list[tuple[str, str]]]) -> str:
+    """The report as Markdown: a row per exercise (its graded cells' points together), then the flags per cell."""
+    n = max((len(cell.scores) for cell in cells), default=0)
     lines = [f"# {assignment}: {n} submissions", "",
-             "| exercise (graded cell) | points | full | partial | zero | to mark | mean of the marked |",
+             "| exercise | points | full | partial | zero | to mark | mean of the marked |",
              "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for s in summaries:
+    for s in by_exercise(cells):
         full, partial, zero = s.counts()
         marked = [v for v in s.scores.values() if v is not None]
         mean = f"{sum(marked) / len(marked):.2f}" if marked else "-"
-        lines.append(f"| {s.grade_id} | {s.max_score:g} | {full} | {partial} | {zero} | {s.to_mark()} | {mean} |")
+        lines.append(f"| {s.name} | {s.max_score:g} | {full} | {partial} | {zero} | {s.to_mark()} | {mean} |")
     flagged = {s: [f for f in found if f[1] != USED_NUMPY] for s, found in flags.items()}
     flagged = {s: found for s, found in flagged.items() if found}
     lines += ["", f"## Flagged submissions: {len(flagged)}", ""]
     lines += [f"- {student}: {_grouped(found)}" for student, found in flagged.items()]
     numpy = {s: [g for g, why in found if why == USED_NUMPY] for s, found in flags.items()}
-    numpy = {s: cells for s, cells in numpy.items() if cells}
+    numpy = {s: where for s, where in numpy.items() if where}
     if numpy:
         lines += ["", f"## Refused NumPy, not flagged: {len(numpy)}", "",
                   "A tensor handed to NumPy where the exercise asks for tensor operations only (notebook 00, section "
                   "6, lists these exercises): zero for that test, as for any refusal, but an honest slip, not a "
                   "shortcut.", ""]  # fmt: skip
-        lines += [f"- {student}: " + ", ".join(cells) for student, cells in numpy.items()]
+        lines += [f"- {student}: " + ", ".join(where) for student, where in numpy.items()]
     return "\n".join(lines) + "\n"
 
 
 def write_report(root: str | Path, assignment: str) -> str:
-    """Write ``reports/ASSIGNMENT.md`` and ``.csv`` (student x exercise scores) under ``root``; return the Markdown."""
+    """Write ``reports/ASSIGNMENT.md`` and ``.csv`` (student x graded cell scores, in exercise order, visible check
+    before hidden tests) under ``root``; return the Markdown."""
     root = Path(root)
-    summaries, flags = class_report(root, assignment)
-    text = format_report(assignment, summaries, flags) + (SOURCE_READABLE if (root / "source").is_dir() else "")
+    cells, flags = class_report(root, assignment)
+    cells = sorted(cells, key=GradedCell.order)
+    text = format_report(assignment, cells, flags) + (SOURCE_READABLE if (root / "source").is_dir() else "")
     (root / "reports").mkdir(exist_ok=True)
     (root / "reports" / f"{assignment}.md").write_text(text, encoding="utf-8")
-    students = sorted({s for summary in summaries for s in summary.scores} | set(flags))  # (not graded: zeros)
+    students = sorted({s for cell in cells for s in cell.scores} | set(flags))  # (not graded: zeros)
     with open(root / "reports" / f"{assignment}.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", *(s.grade_id for s in summaries), "total so far", "flagged", "refused NumPy"])
+        writer.writerow(["student", *(cell.grade_id for cell in cells), "total so far", "flagged", "refused NumPy"])
         for student in students:  # an empty field: a written answer not marked yet
-            scores = [s.scores.get(student, 0.0) for s in summaries]
+            scores = [cell.scores.get(student, 0.0) for cell in cells]
             total = sum(v for v in scores if v is not None)
             whys = [why for _, why in flags.get(student, [])]
             numpy = whys.count(USED_NUMPY)
