@@ -107,6 +107,41 @@ def test_the_feedback_shows_a_failed_checks_message_not_its_traceback():
     assert nb.cells[0].outputs[0]["traceback"] == ["AssertionError: f is wrong on trial 2"]
 
 
+@needs_nbgrader
+def test_the_feedback_shows_the_students_cells_without_the_graders_lines():
+    """The eighteenth lecturer's trial: the feedback showed ``_course_integrity = __import__(...)`` and
+    ``_course_integrity.ran('...')  # the grader's own line`` in the student's notebook. After the grades are read,
+    every cell is as handed in (a locked cell as released, hidden tests aside), its outputs kept; the grader's own
+    cell is gone; the VARIANT line the grader wrote stays (it says which numbers were graded), and so does a line a
+    student wrote in a cell of their own, even one that looks like the grader's."""
+    from nbformat.v4 import new_code_cell, new_output
+    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+    from course_lib.classroom.guard import GuardSubmission
+    from course_lib.classroom.release import WithoutGradersLines, feedback_preprocessors
+
+    steps = feedback_preprocessors()
+    assert steps.index(GetGrades) < steps.index(WithoutGradersLines) < steps.index(ClearHiddenTests)
+    nb_path = next(p for p in NOTEBOOKS if p.name.startswith("12_"))
+    source, exercises = nbgrader_notebook(nbformat.read(nb_path, as_version=4), nb_path.stem)
+    own = "_course_integrity.ran('mine')  # the grader's own line: this cell's evidence that it ran"
+    source.cells[exercises[0].solution_cell].source += f"\n{own}"  # a student's line (the guard reads it as tampering)
+    handed_in = [c.source for c in source.cells]
+    graded, _ = GuardSubmission().preprocess(nbformat.from_dict(source), {"nbgrader": {"student": "alice"}})
+    test_cell = graded.cells[exercises[-1].check_cell]
+    assert "_course_integrity.ran(" in test_cell.source and test_cell.source.startswith("raise AssertionError(")
+    test_cell.outputs = [new_output("error", ename="AssertionError", evalue="Not graded: ...", traceback=[])]
+    graded.cells.insert(0, new_code_cell("__import__('course_lib.classroom.witness')", metadata={"course_evidence": 1}))
+    feedback, _ = WithoutGradersLines()(graded, {})
+    assert len(feedback.cells) == len(handed_in)
+    for cell, before in zip(feedback.cells, handed_in, strict=True):
+        if cell.source.startswith("VARIANT = 'alice'  # written by the grader"):
+            continue
+        assert cell.source == before
+    assert feedback.cells[exercises[-1].check_cell].outputs == test_cell.outputs
+    assert feedback.cells[exercises[0].solution_cell].source.endswith(own)
+
+
 # ------------------------------------------------------------------------------------------ the student release
 
 SOLUTION = ("# BEGIN SOLUTION", "# END SOLUTION")

@@ -41,11 +41,11 @@ from .syntax import _names_bound, bound_names, check_names, free_reads, import_k
 from .tampering import BUILTINS, tampering
 
 SNAPSHOT = "_course_integrity"  # the name the guard binds the snapshot's check to, in the first locked cell
-# What a student reads beside that check in the feedback on each graded test cell
+# What a lecturer reads beside that check in an autograded notebook (the feedback leaves it out: classroom.release)
 VERIFIED = "  # the grader's own line: the course's functions and your answers were not replaced"
 
 __all__ = ["GuardSubmission", "KeepNotGraded", "RestoreHiddenTests", "autograde_preprocessors", "bound_names",
-           "findings", "sanitize_preprocessors", "tampering"]  # fmt: skip
+           "SNAPSHOT", "VERIFIED", "findings", "sanitize_preprocessors", "tampering"]  # fmt: skip
 
 
 def _editable(cell: NotebookNode) -> bool:

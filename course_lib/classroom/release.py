@@ -3,7 +3,7 @@
 nbgrader's release replaces every solution region by a bare ``raise NotImplementedError()``, so a student would have
 to read a locked cell to learn what to define. Two steps around nbgrader's ``ClearSolutions`` give the release the
 stubs of the course's student version instead (:func:`course_lib.classroom.stubs.stub_source`), and the feedback
-leaves the hidden tests' code out (:func:`feedback_preprocessors`):
+leaves the hidden tests' code and the grader's own lines out (:func:`feedback_preprocessors`):
 ``J_ex1 = unanswered("Exercise 1: J_ex1")``, ``raise NotImplementedError("Exercise 2: write the body of
 softmax_backward")``. :func:`configure` sets them up in an ``nbgrader_config.py`` together with the autograde guard
 (:mod:`course_lib.classroom.guard`), a cell timeout long enough for the training cells, and the Python's own
@@ -26,7 +26,8 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from .guard import autograde_preprocessors, sanitize_preprocessors
+from .evidence import RAN, not_graded_line
+from .guard import SNAPSHOT, VERIFIED, autograde_preprocessors, sanitize_preprocessors
 from .notebook import find_exercises, is_chinese
 from .stubs import stub_source
 
@@ -34,6 +35,7 @@ __all__ = [
     "NamedStubs",
     "ShortTracebacks",
     "StashStubs",
+    "WithoutGradersLines",
     "configure",
     "feedback_preprocessors",
     "generate_preprocessors",
@@ -95,17 +97,60 @@ class ShortTracebacks(Preprocessor):
         return nb, resources
 
 
+_TAKEN = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot')"  # the guard's last line of the first locked cell
+
+
+class WithoutGradersLines(Preprocessor):
+    """For the feedback: the notebook as the student handed it in, its outputs as graded, without what the grader
+    added to run it (:mod:`course_lib.classroom.guard`, :mod:`course_lib.classroom.evidence`): a cell of the grader's
+    own, and in a locked cell the snapshot taken at the end of the first, each graded test cell's verification first
+    and its evidence line last, and a "Not graded" line the guard wrote first (its message stays, as the cell's
+    error). A cell the student can edit keeps every line, ``VARIANT = '<id>'  # written by the grader`` too: it says
+    which numbers were graded."""
+
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        nb.cells = [cell for cell in nb.cells if not cell.metadata.get("course_evidence")]
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and (meta.get("locked") or (meta.get("grade") and not meta.get("solution"))):
+                cell.source = _without_graders_lines(cell.source, meta.get("grade_id"))
+        return nb, resources
+
+
+def _without_graders_lines(source: str, grade_id: str | None) -> str:
+    """A locked cell's ``source`` without the lines the guard wrote first and last (:class:`WithoutGradersLines`)."""
+    lines = source.split("\n")
+    while lines and _guards_first(lines[0]):
+        lines.pop(0)
+    while lines and (lines[-1].startswith(_TAKEN) or (grade_id and lines[-1] == RAN.format(grade_id))):
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _guards_first(line: str) -> bool:
+    """Whether ``line`` is one the guard writes first in a graded test cell: its verification, or "Not graded"."""
+    if line.startswith(f"{SNAPSHOT}(") and line.endswith(VERIFIED):
+        return True
+    try:
+        return not_graded_line(line) is not None
+    except SyntaxError:  # (a line of the course's own that opens a statement it ends later)
+        return False
+
+
 def feedback_preprocessors() -> list:
-    """nbgrader's steps of ``generate_feedback`` with the hidden tests taken out of the feedback after the grades are
-    read (nbgrader's feedback shows the autograded notebook, hidden tests put back): their code
-    (``ClearHiddenTests``) and the tracebacks that would quote it (:class:`ShortTracebacks`). What a failed check
-    says stays: its message names what went wrong, not the hidden inputs or expected values."""
+    """nbgrader's steps of ``generate_feedback`` with the grader's own lines (:class:`WithoutGradersLines`) and the
+    hidden tests taken out of the feedback after the grades are read (nbgrader's feedback shows the autograded
+    notebook, hidden tests put back): their code (``ClearHiddenTests``) and the tracebacks that would quote it
+    (:class:`ShortTracebacks`). What a failed check says stays: its message names what went wrong, not the hidden
+    inputs or expected values."""
     from nbgrader.converters.generate_feedback import GenerateFeedback
     from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
     steps = list(GenerateFeedback.class_traits()["preprocessors"].default())
     at = steps.index(GetGrades) + 1
-    return [*steps[:at], ClearHiddenTests, ShortTracebacks, *steps[at:]]
+    return [*steps[:at], WithoutGradersLines, ClearHiddenTests, ShortTracebacks, *steps[at:]]
 
 
 def configure(c: Any, *, timeout: int = 600) -> None:
