@@ -361,6 +361,8 @@ def test_nbgrader_grades_three_submissions_per_exercise(nb_path, tmp_path):
     for student in STUDENTS:
         feedback = (root / "feedback" / student / assignment / f"{stem}.html").read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in feedback, f"the feedback of {student} shows the hidden tests (code or traceback)"
+        assert "_course_integrity" not in feedback, f"the feedback of {student} shows the grader's own lines"
+        assert re.search(r"<script src=\"https://[^\"]*mathjax", feedback), "formulas: MathJax, loaded online"
     summaries, flags = class_report(root, assignment)  # the lecturer's report: the gradebook's scores, the flags
     assert {s.grade_id: s.scores for s in summaries} == {g: {s: scores[s][g] for s in STUDENTS} for g in max_points}
     flagged = dict(flags.get(SHORTCUT, []))
