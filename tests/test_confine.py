@@ -9,6 +9,10 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
+from course_lib.classroom.confine import landlock_version
+
 CHILD = """
 import os, sqlite3, sys, tempfile
 import numpy as np
@@ -93,3 +97,42 @@ def test_a_graded_kernel_writes_only_in_its_own_folder_and_looks_into_no_other_p
     written = sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file())
     assert [p for p in written if not p.startswith(".cache/matplotlib/")] == [], written  # (its cache: before)
     assert sorted(p.name for p in own.iterdir()) == ["array.npy", "mine.txt"]
+
+
+UNCONFINED = (
+    "Landlock confines the thread that asks and those it starts, not the kernel's threads already running "
+    "(Control, IOPub, Shell channel): found in issue 44's eighteenth trial"
+)
+BEFORE = """
+import os, sys, threading
+import torch
+from course_lib.classroom.confine import confine
+go, done, found = threading.Event(), threading.Event(), []
+def c_write():  # (as a cell could have the kernel's Control thread run it: kernel.control_thread.io_loop.add_callback)
+    go.wait()
+    try:
+        torch.from_file(os.path.join(os.path.expanduser("~"), "01.py"), shared=True, size=4, dtype=torch.uint8)
+        found.append("written")
+    except RuntimeError as err:
+        found.append("refused" if "ermission denied" in str(err) else str(err))
+    done.set()
+threading.Thread(target=c_write, daemon=True).start()  # (ipykernel's threads start before the grader's first cell)
+confine([])
+go.set()
+done.wait()
+print(found[0])
+"""
+
+
+@pytest.mark.skipif(landlock_version() < 1, reason="Linux's Landlock refuses C code's writes; without it, only hooks")
+@pytest.mark.xfail(strict=True, reason=UNCONFINED)
+def test_c_code_in_a_thread_started_before_the_confinement_writes_nowhere_else_either(tmp_path):
+    """A graded kernel's threads that ipykernel started before the grader's first cell: in one of them (a cell can
+    hand the Control thread's event loop a callback), C code's write outside the submission's folder."""
+    own, home = tmp_path / "own", tmp_path / "home"
+    own.mkdir()
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    done = subprocess.run([sys.executable, "-c", BEFORE], capture_output=True, text=True, cwd=own, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "refused" and not (home / "01.py").exists(), done.stdout
