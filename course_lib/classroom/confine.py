@@ -82,6 +82,7 @@ def _history_in_memory() -> None:
 _WRITE_FILE, _REFER, _TRUNCATE = 1 << 1, 1 << 13, 1 << 14
 _CHANGES = _WRITE_FILE | sum(1 << bit for bit in range(4, 13))  # remove a folder/file, make char/dir/reg/sock/fifo/...
 _TCP, _SCOPES = 0b11, 0b11  # bind and connect a TCP port; an abstract Unix socket and a signal outside the domain
+_TSYNC = 1 << 3  # landlock_restrict_self's flag (version 8): every thread of the process, not only the caller
 
 
 def landlock_version() -> int:
@@ -128,11 +129,37 @@ def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
                     return False
             finally:
                 os.close(fd)
-        if libc.prctl(38, ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
-            return False  # (PR_SET_NO_NEW_PRIVS: Landlock's condition)
-        return call(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
+
+        def restrict(flags: int = 0) -> bool:  # (this thread, and with TSYNC every thread of the process)
+            if libc.prctl(38, ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
+                return False  # (PR_SET_NO_NEW_PRIVS: Landlock's condition)
+            return call(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(flags)) == 0
+
+        if abi >= 8:  # LANDLOCK_RESTRICT_SELF_TSYNC (Linux 7.0): the threads already running too
+            return restrict(_TSYNC)
+        return restrict() and _in_loop_threads(restrict)
     finally:
         os.close(ruleset)
+
+
+def _in_loop_threads(restrict: Callable[[], bool], wait: float = 5.0) -> bool:
+    """Before Landlock's version 8, ``restrict`` confines only the thread that calls it and those it starts later,
+    not ipykernel's threads already running (an eighteenth trial's helper had the Control thread's event loop run C
+    code that wrote outside). Each thread's event loop that a cell can reach (``io_loop``: Control, Shell channel,
+    IOPub) runs ``restrict`` in its own thread; whether all of them did. Threads without a loop stay unconfined (the
+    guide says: a container, or an account of its own)."""
+    import threading
+
+    loops = [getattr(t, "io_loop", None) for t in threading.enumerate() if t is not threading.current_thread()]
+    kernel = sys.modules.get("ipykernel.kernelbase")
+    if kernel is not None and kernel.Kernel.initialized():
+        loops.append(getattr(getattr(kernel.Kernel.instance(), "iopub_thread", None), "io_loop", None))
+    done = []
+    for loop in {id(loop): loop for loop in loops if hasattr(loop, "add_callback")}.values():
+        ran = threading.Event()
+        loop.add_callback(lambda ran=ran: (done.append(restrict()), ran.set()))
+        done.append(ran.wait(wait))
+    return all(done)
 
 
 def _writes(event: str, args: tuple) -> bool:
