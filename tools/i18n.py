@@ -22,8 +22,10 @@ old translation as a hint, marked fuzzy with the old English as ``#| msgid``; a 
 (``#~``) for the next edit to reuse. ``status`` lists the sources not started yet.
 
 **Twins**: ``notebooks/zh/NN_name.ipynb`` is the English notebook with each markdown unit replaced by its
-translation; code cells, outputs and metadata are the English ones byte for byte (the strict nbval run of the English
-notebooks vouches for every number the Chinese edition shows). ``docs/zh/NAME.md`` likewise. A relative link in a
+translation; code cells are the English code, token for token, with their comments translated where the catalogue
+has them (tools/i18n_code.py: a comment is a unit too, and one not translated yet stays English); outputs and
+metadata are the English ones byte for byte (the strict nbval run of the English notebooks vouches for every number
+the Chinese edition shows). ``docs/zh/NAME.md`` likewise. A relative link in a
 twin points where the English one points, at the twin of its target when that has one.
 """
 
@@ -44,6 +46,7 @@ import polib
 from markdown_it import MarkdownIt
 
 from course_lib.paths import ROOT
+from tools import i18n_code
 
 LANGUAGE = "zh_CN"
 LOCALE = ROOT / "locale" / LANGUAGE
@@ -318,12 +321,14 @@ def source_units(source: str, root: Path = ROOT) -> list[tuple[str, str]]:
     path = root / source
     if path.suffix == ".ipynb":
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        return [
-            (text, f"{source}:{cell.get('id', i)}")
-            for i, cell in enumerate(cells)
-            if cell["cell_type"] == "markdown"
-            for text in unit_texts("".join(cell["source"]))
-        ]
+        found = []
+        for i, cell in enumerate(cells):
+            where, text = f"{source}:{cell.get('id', i)}", "".join(cell["source"])
+            if cell["cell_type"] == "markdown":
+                found += [(unit, where) for unit in unit_texts(text)]
+            elif cell["cell_type"] == "code":  # its comments (tools.i18n_code)
+                found += [(unit, where + i18n_code.CODE_WHERE) for unit in i18n_code.units(text)]
+        return found
     return [(text, source) for text in unit_texts(path.read_text(encoding="utf-8"))]
 
 
@@ -424,6 +429,10 @@ def render(source: str, po: polib.POFile, root: Path = ROOT) -> str:
         if cell["cell_type"] == "markdown":
             markdown = relink(translate_markdown("".join(cell["source"]), table, anchors=True), source, root)
             cell["source"] = markdown.splitlines(keepends=True)
+        elif cell["cell_type"] == "code" and (code := "".join(cell["source"])) != (
+            chinese := i18n_code.translate(code, table)
+        ):
+            cell["source"] = [line + "\n" for line in chinese.split("\n")[:-1]] + [chinese.split("\n")[-1]]
     return json.dumps(twin, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -491,11 +500,15 @@ def check(root: Path = ROOT) -> list[str]:
             if entry is None:
                 found.append(f"{where}: a unit the catalogue lacks (python -m tools.i18n update): {text[:60]!r}")
             elif not entry.msgstr or "fuzzy" in entry.flags:
+                if where.endswith(i18n_code.CODE_WHERE):
+                    continue  # a comment not translated yet stays English in the twin (tools.i18n_code)
                 state = "fuzzy" if entry.msgstr else "untranslated"
                 found.append(f"{where}: {state}: {text[:60]!r}")
             else:
                 uses = term_uses(text, root, skip | senses(entry))
                 found += [f"{where}: {p}" for p in problems(text, entry.msgstr, terms, source == PAGES[0], uses)]
+                if i18n_code.is_code(entry):
+                    found += [f"{where}: {p}" for p in i18n_code.problems(text, entry.msgstr)]
         stale = sorted(set(active) - {text for text, _ in units_now})
         found += [f"{source}: an entry for a unit the source no longer has: {t[:60]!r}" for t in stale]
         twin = root / twin_path(source)
@@ -533,6 +546,7 @@ def fill(source: str, table: dict[str, str], root: Path = ROOT) -> list[str]:
         msgstr, other = (value, []) if isinstance(value, str) else (value["msgstr"], value.get("another_sense", []))
         entry, uses = po.find(msgid), term_uses(msgid, root, skip | frozenset(other))
         found = ["no such unit"] if entry is None else problems(msgid, msgstr, terms, source == PAGES[0], uses)
+        found += i18n_code.problems(msgid, msgstr) if entry is not None and i18n_code.is_code(entry) else []
         if found:
             refused += [f"{msgid[:60]!r}: {p}" for p in found]
             continue
