@@ -797,3 +797,13 @@ def _comment_words(code: str) -> list[str]:
     tokens = slide_code.tokenize.generate_tokens(io.StringIO(code).readline)
     comments = [slide_code.DIRECTIVE.sub("", t.string) for t in tokens if t.type == slide_code.tokenize.COMMENT]
     return [word for comment in comments for word in comment.lstrip("#").split()]
+
+
+def test_a_chinese_comment_wider_than_the_slide_goes_above_its_code_in_lines_that_fit():
+    """A Chinese twin's comments (tools.i18n_code): a Chinese character is 1.7 columns, and ruff cannot break a
+    comment, so a slide would have drawn the line wider than its 88 columns."""
+    source = "weights = scores.softmax(-1)  # " + "每一行的权重之和为一，" * 6 + "\nprint(weights.shape)"
+    shaped_code = slide_code.formatted(source)
+    assert all(slide_code.width(line) <= slide_code.COLUMNS for line in shaped_code.splitlines()), shaped_code
+    assert ast.dump(ast.parse(shaped_code)) == ast.dump(ast.parse(source))
+    assert "".join(_comment_words(shaped_code)) == "".join(_comment_words(source))

@@ -23,7 +23,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import tokenize
 import unicodedata
 from pathlib import Path
@@ -57,6 +56,9 @@ def formatted(source: str, columns: int = COLUMNS) -> str:
     ``# fmt: skip``, out first), and a string literal still too wide split in two adjacent literals at a space (the
     same string); unchanged when none is wider or when it does not parse (IPython magics). Without ruff a wider
     line is an error, never a slide that wraps: ruff comes with the dev and book extras."""
+    if all(width(line) <= columns for line in source.splitlines()):
+        return source
+    source = comments_wrapped(source, columns)  # (a comment ruff cannot break: a Chinese twin's, or a long one)
     if all(width(line) <= columns for line in source.splitlines()):
         return source
     ruff = _ruff()
@@ -182,10 +184,23 @@ def comments_wrapped(source: str, columns: int) -> str:
             continue
         indent = line[: len(line) - len(line.lstrip())]
         words = DIRECTIVE.sub("", token.string).lstrip("#").strip()
-        out += [f"{indent}# {part}" for part in textwrap.wrap(words, max(columns - len(indent) - 2, 20))]
+        out += [f"{indent}# {part}" for part in _wrapped(words, max(columns - len(indent) - 2, 20))]
         if code := line[: token.start[1]].rstrip():
             out.append(code)
     return same_program("\n".join(out), source)
+
+
+def _wrapped(text: str, room: float) -> list[str]:
+    """``text`` in lines of at most ``room`` columns as :func:`width` counts them: broken at spaces, and between any
+    two Chinese characters (a Chinese comment has no spaces to break at); a word longer than a line is never cut."""
+    lines, line = [], ""
+    for piece in re.findall(r"[^\x00-\x7f]|[\x21-\x7e]+|\s+", text):
+        if line.strip() and width(line + piece.rstrip()) > room:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
 
 
 def without_comments(source: str) -> str:
