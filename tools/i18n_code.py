@@ -5,10 +5,11 @@ A **unit** is a comment after code on its line (``x = q @ k.T  # scores: (B, T, 
 comments one under the other at the same indentation; its ``msgid`` is the comment as written, ``#`` included, a
 block's lines joined by line breaks. Its translation keeps the same number of lines, each starting with ``#``
 (tools.i18n.problems: a unit starting with ``#`` keeps its lines), and the numbers; the twin's cell has each comment
-replaced where it stood, its indentation kept. Not units: the markers tools and nbgrader read (``# BEGIN SOLUTION``,
-``### BEGIN HIDDEN TESTS``, ``# NBVAL_IGNORE_OUTPUT``, Colab's ``#@title``), a formatter's directive (``# fmt: skip``,
-``# noqa``: kept after the translated text), and a comment without a Latin letter. A cell that Python's tokenizer
-cannot read (an IPython magic it does not know) keeps its English comments.
+replaced where it stood, its indentation kept. Not units: the markers tools and nbgrader read (``# BEGIN
+SOLUTION``, ``### BEGIN HIDDEN TESTS``, ``# NBVAL_IGNORE_OUTPUT``), Colab's set-up cell (``#@title``: it is
+tools/colab_cell.py's), a formatter's directive (``# fmt: skip``, ``# noqa``: kept after the translated text), and a
+comment without a Latin letter. A cell that Python's tokenizer cannot read (an IPython magic it does not know) keeps
+its English comments.
 
 Comments are not required for the edition to be complete: a comment not translated yet, or whose translation is
 fuzzy, stays English in the twin (``code_optional``), so notebooks can be done one at a time. Only comments change:
@@ -47,7 +48,7 @@ def _tokens(source: str) -> list[tokenize.TokenInfo] | None:
 
 def comments(source: str) -> list[Comment]:
     """The comment units of a code cell's ``source``, in order."""
-    tokens = _tokens(source)
+    tokens = None if source.startswith("#@title") else _tokens(source)  # (Colab's set-up: tools.colab_cell's own)
     if tokens is None:
         return []
     lines, found = source.split("\n"), []
