@@ -16,6 +16,7 @@ from course_lib import (
     explain_difference,
     sinusoidal_encoding,
     sinusoidal_shift_matrix,
+    top_k_filter,
 )
 
 HINT_WORDS = ("scale factor", "transposed", "mask", "softmax", "True = may attend", "K Qᵀ")
@@ -117,3 +118,31 @@ def sinusoidal_shift_matrix_by_hand(delta, d_model):
 
 def sinusoidal_frequencies(d_model):
     return 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+
+
+def _top_k_keeping_exactly_k(logits, k):  # a lecturer's partial answer to 12's exercise 2: ties broken
+    index = torch.topk(logits, min(k, logits.shape[-1]), dim=-1).indices
+    return torch.full_like(logits, float("-inf")).scatter(-1, index, logits.gather(-1, index))
+
+
+def test_infinities_are_counted_in_words_never_a_nan_difference():
+    """Issue 44: a top_k that broke ties was told "largest absolute difference nan" (-inf minus -inf). The size of
+    a difference is the largest between finite values, then the infinite or NaN ones counted, by kind."""
+    logits = torch.tensor([[2.0, 1.0, 1.0, 0.0], [3.0, 3.0, 3.0, -1.0]])
+    message = explain_difference(_top_k_keeping_exactly_k(logits, 2), top_k_filter(logits, 2))
+    assert "nan" not in message.lower() and "inf in yours" in message, message
+    assert "(2 are -inf in yours where the reference has a finite value)" in message, message
+    assert "ties broken, where the reference keeps every tied value?" in message, message
+    mixed = explain_difference(torch.tensor([1.0, math.inf, 0.5, -math.inf]), torch.tensor([1.5, 2.0, -math.inf, 0.0]))
+    assert (
+        "(largest absolute difference 0.5; 1 is a finite value in yours where the reference has -inf; 1 is inf in "
+        "yours where the reference has a finite value; 1 is -inf in yours where the reference has a finite value)"
+    ) in mixed, mixed
+    assert "ties" not in mixed, mixed  # -inf where the reference keeps 0.0, which nothing of yours equals
+
+
+def test_a_filter_that_drops_a_value_without_a_tie_is_told_no_tie():
+    logits = torch.tensor([[2.0, 1.0, 0.5, 0.0]])
+    keeps_one = torch.tensor([[2.0, -math.inf, -math.inf, -math.inf]])  # k = 2 asked, one kept: no tie about it
+    message = explain_difference(keeps_one, top_k_filter(logits, 2))
+    assert "1 is -inf in yours where the reference has a finite value" in message and "ties" not in message, message

@@ -2,6 +2,7 @@
 the real checks on wrong answers, reads in Chinese with its numbers kept; English stays as it was; "Not graded" is
 never translated; the language is COURSE_LANGUAGE, else a folder named zh."""
 
+import math
 import re
 
 import numpy as np
@@ -60,6 +61,11 @@ def _wrong_answers() -> dict[str, str]:
             lambda x: torch.softmax(x, 0), torch.exp, _draw, without=["torch.softmax"]
         ),
         "the check's reference": lambda: cl.check_function(lambda l, k: cl.top_k_filter(l, k), cl.top_k_filter, _top_k),
+        "ties broken, infinities": lambda: cl.check_close(
+            torch.tensor([[2.0, 1.0, -math.inf, -math.inf], [0.5, -math.inf, 2.0, math.inf]]),
+            torch.tensor([[2.0, 1.0, 1.0, -math.inf], [0.0, 3.0, -math.inf, 1.0]]),
+            "top_k",
+        ),
         "NumPy": lambda: cl.check_function(
             lambda x: torch.from_numpy(np.exp(x.numpy())), torch.exp, _draw, without=["torch.softmax"]
         ),  # fmt: skip
@@ -79,6 +85,10 @@ def test_every_message_of_a_wrong_answer_reads_in_chinese(monkeypatch):
         assert sorted(re.findall(r"-?\d+(?:\.\d+)?", message)) == kept, (what, message)
     assert "2.5" in chinese["values"] and "2" in chinese["values"] and "偏大" in chinese["by hand"]
     assert "top_k_filter（检查的参考实现）在这次检查中不可用" in chinese["the check's reference"]
+    assert chinese["ties broken, infinities"].endswith(
+        "（最大绝对误差 0.5；有 1 个元素你的是有限值、参考实现的是 -inf；有 1 个元素你的是 inf、参考实现的是有限值；"
+        "有 2 个元素你的是 -inf、参考实现的是有限值）"
+    )
 
 
 def test_a_passed_check_says_so_in_chinese_and_english_is_unchanged(monkeypatch, capsys):

@@ -23,7 +23,7 @@ from ..validate import integer, number
 from .byhand import answer_tensor
 from .copies import given, kept, settled
 from .exercises import Unanswered, blocked
-from .hints import hint_at_cause
+from .hints import difference_size, hint_at_cause
 from .integrity import NOT_GRADED, untrusted
 from .messages import say
 from .noted import noted
@@ -131,8 +131,7 @@ def explain_difference(
     got, wanted = _apart(a[index].item(), e[index].item())
     message = f"{head}got {got}, expected {wanted}"
     if a.dtype.is_floating_point:
-        diff = (a.double() - e.double()).abs().max().item()
-        message += f" (largest absolute difference {diff:.3g})"
+        message += f" ({difference_size(a, e, wrong)})"
         hint = hint_at_cause(a, e, atol, rtol) if hints else ""
         if hint:
             message += "." + hint

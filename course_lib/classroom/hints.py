@@ -6,7 +6,11 @@ only where the pattern points to one cause: a constant multiple of the expected 
 attention weights (rows over the keys that sum to 1, spread over several keys) the softmax's axis or a mask. A single
 wrong number is a "constant multiple" of the right one, and exact zeros in a table of positions or in a ReLU's output
 say nothing about masks: such answers get the plain description, no guess (issue 44: a beam-index bug was told "a
-wrong scale factor (such as 1/√d_k)?").
+wrong scale factor (such as 1/√d_k)?"). A filter that set to -inf values tied with ones it kept is told of ties.
+
+:func:`difference_size` says how far apart the differing elements are: the largest absolute difference of the finite
+ones, and how many are infinite or NaN on one side only, in words (the difference of an infinity is inf or NaN, which
+says nothing: a lecturer's top_k that broke ties was told "largest absolute difference nan", issue 44).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["hint_at_cause"]
+__all__ = ["difference_size", "hint_at_cause"]
+
+VALUES = ("a finite value", "inf", "-inf", "NaN")  # the kinds of a value, as difference_size names them
 
 
 def _sqrt_name(c: float) -> str:
@@ -38,6 +44,45 @@ def _first(where: Tensor) -> str:
     return "[" + ", ".join(str(int(i)) for i in where.nonzero()[0]) + "]"
 
 
+def _kinds(t: Tensor) -> Tensor:
+    """The index in VALUES of each element's kind: finite, inf, -inf or NaN."""
+    return torch.isposinf(t) * 1 + torch.isneginf(t) * 2 + torch.isnan(t) * 3
+
+
+def difference_size(a: Tensor, e: Tensor, wrong: Tensor) -> str:
+    """How far apart float tensors ``a`` (an answer) and ``e`` (the expected result) are where ``wrong``: the largest
+    absolute difference between finite values, then how many elements are infinite or NaN on one side only (or
+    infinite of the other sign), by kind: ``largest absolute difference 0.5; 3 are -inf in yours where the reference
+    has a finite value``."""
+    a, e = a.double(), e.double()
+    finite = wrong & torch.isfinite(a) & torch.isfinite(e)
+    parts = [f"largest absolute difference {(a - e)[finite].abs().max().item():.3g}"] if finite.any() else []
+    other = wrong & ~finite
+    pairs = torch.stack((_kinds(a)[other], _kinds(e)[other]), dim=-1).tolist()  # (n, 2): the kinds of yours, its
+    for mine, theirs in sorted({tuple(pair) for pair in pairs}):
+        n = pairs.count([mine, theirs])
+        verb = "is" if n == 1 else "are"
+        parts.append(f"{n} {verb} {VALUES[mine]} in yours where the reference has {VALUES[theirs]}")
+    return "; ".join(parts)
+
+
+def _ties_dropped(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
+    """A filter's broken ties: every difference is -inf in ``a`` where ``e`` keeps a value that equals one ``a`` kept
+    in the same row (the last axis)."""
+    dropped = torch.isneginf(a) & torch.isfinite(e)
+    wrong = ~torch.isclose(a, e, atol=atol, rtol=rtol, equal_nan=True)
+    if a.dim() == 0 or not dropped.any() or (wrong & ~dropped).any():
+        return ""
+    kept = torch.where(torch.isfinite(a), a, torch.nan)  # (..., V): the values yours kept, NaN elsewhere
+    tied = (e.unsqueeze(-1) == kept.unsqueeze(-2)).any(dim=-1)  # (..., V): equal to a value kept in its row
+    if not tied[dropped].all():
+        return ""
+    return (
+        f" Yours is -inf at {_first(dropped)} where the reference keeps the value, and each value you set to -inf "
+        "there equals one you kept in the same row: ties broken, where the reference keeps every tied value?"
+    )
+
+
 def hint_at_cause(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
     """A sentence guessing the cause of the difference between float tensors ``a`` and ``e`` (same shape), or '':
     only where the pattern of the difference points to that cause, not to any other as well (one wrong number is a
@@ -50,7 +95,7 @@ def hint_at_cause(a: Tensor, e: Tensor, atol: float, rtol: float) -> str:
             "are all -inf (every key masked), or a division by zero?"
         )
     if not torch.isfinite(a).all() or not torch.isfinite(e).all() or a.numel() < 2:
-        return ""
+        return _ties_dropped(a, e, atol, rtol)
     if (a == 0).all():
         return " Your result is all zeros: did the function return before computing anything?"
     # a constant multiple of the expected result, over at least two different values: a wrong scale factor

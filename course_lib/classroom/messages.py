@@ -64,13 +64,28 @@ ZH: tuple[tuple[str, str], ...] = (
     (r": yours, (.*), is not the expected value$", r"：你的值 \1 不是应有的值"),
     (r": got (\S+), expected (\S+)", r"：得到 \1，应为 \2"),
     (r", expected ", "，应为 "),
-    (r" \(largest absolute difference ([^)]*)\)", r"（最大绝对误差 \1）"),
+    # the size of a difference (hints.difference_size): "(largest absolute difference 0.5; 3 are -inf in yours ...)"
+    (r"largest absolute difference ", "最大绝对误差 "),
+    (
+        r"(\d+) (?:is|are) (a finite value|-inf|inf|NaN) in yours where the reference has "
+        r"(a finite value|-inf|inf|NaN)",
+        r"有 \1 个元素你的是 \2、参考实现的是 \3",
+    ),
+    (r"(?<=你的是) a finite value|(?<=参考实现的是) a finite value", "有限值"),
+    (r"; (?=有 \d+ 个元素)", "；"),
+    (r" \(((?:最大绝对误差|有 \d+ 个元素)[^()]*)\)", r"（\1）"),
     # hints.hint_at_cause (each follows the description after a full stop)
     (
         r"\. You have NaN at (\[[\d, ]*\]) where the expected result is finite: a softmax over a row whose scores are "
         r"all -inf \(every key masked\), or a division by zero\?",
         r"。你的结果在 \1 处是 NaN，而应有的结果是有限值：是不是对分数全为 -inf 的一行"
         r"（每个键都被掩码）做了 softmax，或者除以了零？",
+    ),
+    (
+        r"\. Yours is -inf at (\[[\d, ]*\]) where the reference keeps the value, and each value you set to -inf there "
+        r"equals one you kept in the same row: ties broken, where the reference keeps every tied value\?",
+        r"。你的结果在 \1 处是 -inf，参考实现保留了那里的值，而你设为 -inf 的每个值都等于你在同一行保留的某个值："
+        r"是不是把并列的值拆开了？参考实现会保留所有并列的值。",
     ),
     (
         r"\. Your result is all zeros: did the function return before computing anything\?",
