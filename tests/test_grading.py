@@ -667,6 +667,42 @@ def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagge
     assert not flags, flags
 
 
+@needs_grading
+def test_a_red_teams_answers_to_12s_exercise_3_that_recompute_the_prefix_fail_its_check(tmp_path):
+    """tests/heldout's RECOMPUTED_12_EXERCISE_3 (a red team's, issue 44: the model called with a cache as the check
+    records it, the tokens taken from the whole prefix recomputed by type(model).forward, model._forward or a copy of
+    the model; 3 of 3 scored, unflagged), each handed in as its own student with the reference solution of every
+    other exercise, graded by nbgrader with the guard: exercise 3's visible check and its hidden tests score zero,
+    failing on what was computed (the caches passed, the positions computed: graded, not refused); every other
+    exercise keeps its points."""
+    from tests.heldout.attacks_recomputed import RECOMPUTED_12_EXERCISE_3
+
+    root, assignment, nb_path, source, release = released(tmp_path, "12")
+    students = {f"{name.split('_')[0]}-recomputed": answer for name, answer in RECOMPUTED_12_EXERCISE_3.items()}
+    for student, attack in students.items():
+
+        def answer(ex: Exercise, attack=attack) -> str:
+            return attack if ex.label == "Exercise 3" else solution_code(source.cells[ex.solution_cell].source)
+
+        submit(root, assignment, nb_path.name, student, submission(source, release, answer, written="Because."))
+    graded = autograde_class(root, assignment, jobs=2, progress=False, env=grading_environ())
+    assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
+    summaries, flags = class_report(root, assignment)
+    for student in students:
+        scores = {s.grade_id: s.scores[student] for s in summaries}
+        out = nbformat.read(root / "autograded" / student / assignment / nb_path.name, as_version=4)
+        for ex in find_exercises(source):
+            for cell in graded_cells(source, ex):
+                grade_id = source.cells[cell].metadata["nbgrader"]["grade_id"]
+                errors = str(cell_errors(out.cells[cell]))
+                if ex.label == "Exercise 3":
+                    assert scores[grade_id] == 0 and "Not graded" not in errors, (student, grade_id, errors)
+                    assert "different KVCache objects" in errors or "recomputed positions" in errors, (student, errors)
+                else:
+                    assert scores[grade_id] == source.cells[cell].metadata["nbgrader"]["points"], (student, grade_id)
+    assert not flags, flags
+
+
 # ---------------------------------------------------------------- the leak scan itself (fast, always run)
 
 

@@ -8,7 +8,9 @@ archive``) each cheat passes notebook 12's exercise 2 test cell (hidden tests in
 the test cell raises "Not graded", which the class report flags. Honest answers that look at frames through a
 library's own bookkeeping, or use the random generator, still pass. The lecturer's wrong answer to exercise 3 (it
 feeds the last token where the context has room) passed that exercise's check as of BEFORE_12_EXERCISE_3 and fails
-today's, saying what it fed and what it should have; honest answers pass."""
+today's, saying what it fed and what it should have; a red team's answers that recompute the prefix outside the calls
+the check recorded (tests/heldout/attacks_recomputed.py) passed it as of BEFORE_12_EXERCISE_3_WORK and fail today's,
+saying what they computed; honest answers pass."""
 
 import collections
 import contextlib
@@ -35,6 +37,7 @@ from course_lib.classroom.snapshot import _NAME
 from course_lib.classroom.watch import refuse_always
 from course_lib.paths import NOTEBOOKS_DIR
 
+from .attacks_recomputed import BEFORE_12_EXERCISE_3_WORK, RECOMPUTED_12_EXERCISE_3
 from .attacks_third_lecturer import BEFORE, BEFORE_12_EXERCISE_3, P2_SHAPES_12_EXERCISE_3, THIRD_LECTURER_12_ATTACKS
 from .test_heldout import _blocked_in, _flagged
 
@@ -395,3 +398,28 @@ def test_feeding_the_last_token_where_there_is_room_fails_saying_what_it_fed():
 @pytest.mark.parametrize("name", [None, *sorted(HONEST_12_EXERCISE_3)], ids=lambda name: name or "reference")
 def test_honest_answers_pass_exercise_3s_check(name):
     assert _exercise_3(HONEST_12_EXERCISE_3.get(name)) is None
+
+
+# ---------------------------------------------------------------- exercise 3: the prefix recomputed out of the record
+
+
+@pytest.mark.parametrize("name", sorted(RECOMPUTED_12_EXERCISE_3))
+def test_recomputing_the_prefix_outside_the_recorded_calls_passed_exercise_3s_old_check(name):
+    assert _exercise_3(RECOMPUTED_12_EXERCISE_3[name], BEFORE_12_EXERCISE_3_WORK) is None, "the old check failed it"
+
+
+@pytest.mark.parametrize("name", sorted(RECOMPUTED_12_EXERCISE_3))
+def test_recomputing_the_prefix_outside_the_recorded_calls_fails_saying_so(name):
+    """A red team's (issue 44): the model called as the record expects, with throw-away caches or one filled for show,
+    and the tokens taken from the whole prefix recomputed by type(model).forward, model._forward or a copy of the
+    model. The check now decides from what was computed: one cache passed on from step to step, and every position
+    embedded and computed by the linear layers once, however the model was called."""
+    error = _exercise_3(RECOMPUTED_12_EXERCISE_3[name])
+    assert error is not None, "the check passed an answer that recomputes the prefix at every step"
+    assert error.startswith("with a prompt of P = 4 tokens and N = 7 new ones, greedy_with_cache "), error
+    if name.startswith("r1"):  # a new cache at every call
+        assert "passed the model 7 different KVCache objects, holding [0, 0, 0, 0, 0, 0, 0] positions" in error, error
+    else:  # one cache, filled as an honest answer fills it, and the prefix computed again beside it
+        assert "computed 767 positions in the model's 13 linear layers" in error, error
+        assert "looked up [4, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9, 1, 10] positions" in error, error
+        assert "It recomputed positions that the cache holds" in error and "nan" not in error, error
