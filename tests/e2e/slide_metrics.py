@@ -3,7 +3,8 @@
 
 - at most 90 visible words a slide, 40 on average (in prose a Chinese character counts as 1 / CJK_CHARS_PER_WORD of
   a word, as in tools/slide_text.py; code and output are counted by spaces, as tools/deck.py counts them); nothing
-  past the slide's edges, nothing below its bottom;
+  past the slide's edges, nothing below its bottom, nothing drawn under its foot (the running head, the link to
+  the book chapter) nor within FOOT_GAP px of it;
 - code and printed output at 22 px or more, and every table (of output or of the prose), and never wrapped: every line
   of a code or output block is drawn as one line;
 - no sentence cut short: no paragraph, list item, table cell or quote ends with an ellipsis;
@@ -39,10 +40,11 @@ FIGURE_TEXT_NATURAL_PX = 8 / 72 * 100
 # MATH table (book/_static/course-slides.js names some) Chromium lowers it 0.24-0.37 em; without, 0.02-0.06 em: d_k's
 # k on the d's line, the "flat" subscripts a lecturer found in the handouts.
 MIN_SUBSCRIPT_DROP = 0.15
+FOOT_GAP = 4  # px at least between what a slide draws and its foot (the running head, the link to the book)
 PROMPTS = r"In \[\s*\d*\]:|Out\[\s*\d*\]:"  # anywhere on a slide
 MARKERS = r"NBVAL_|BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|MARK SCHEME|nbgrader"  # in code (prose may name them)
 
-MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
+MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop, gap]) => {
   await new Promise(done => {
     const ready = () => document.documentElement.classList.contains('course-notes-ready');
     if (ready()) return done(true);
@@ -146,6 +148,35 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
     const heading = [...s.querySelectorAll('h1, h2, h3')].find(h => !h.closest('aside'));
     const head = document.querySelector('.course-running-head');
     const running = head && getComputedStyle(head).display !== 'none' ? head.textContent.trim() : '';
+    // What the slide draws under its foot (the running head, the link to the book chapter) or within FOOT_GAP px of
+    // it: the text of its leaves, and what of each figure is drawn (object-fit: contain, at the top of its box). A
+    // figure's caption drawn flush on the running head read as one line with it (a lecturer's trial, 12's deck).
+    const feet = [running ? head : null, document.querySelector('.course-book-link')]
+      .filter(el => el && getComputedStyle(el).display !== 'none' && el.textContent.trim())
+      .map(el => [el.className, el.getBoundingClientRect()]);
+    const drawn = images.map(img => {
+      const r = img.getBoundingClientRect();
+      const scale = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+      const w = img.naturalWidth * scale, h = img.naturalHeight * scale;
+      return ['a figure', {left: r.left + (r.width - w) / 2, right: r.left + (r.width + w) / 2, top: r.top,
+                           bottom: r.top + h, width: w, height: h}];
+    });
+    const texts = document.createTreeWalker(s, NodeFilter.SHOW_TEXT);
+    for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+      if (!n.textContent.trim() || !n.parentElement || skip(n.parentElement)) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects()) drawn.push([JSON.stringify(n.textContent.trim().slice(0, 30)), r]);
+    }
+    const under = (a, f) => a.left < f.right + gap && f.left - gap < a.right && a.top < f.bottom
+      && f.top - gap < a.bottom;
+    const covered = [];
+    for (const [what, r] of drawn) {
+      for (const [foot, f] of feet) {
+        if (r.width > 0 && r.height > 0 && under(r, f)) covered.push(`${what} under .${foot} by ` +
+          `${Math.round(Math.min(r.bottom, f.bottom) - (f.top - gap))} px`);
+      }
+    }
     const runningPx = head ? parseFloat(getComputedStyle(head).fontSize) : 0;
     out.push({
       i, h: at.h, v: at.v, title: heading ? heading.textContent.replace('¶', '').trim() : '', running, runningPx, words,
@@ -156,6 +187,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
       mathPx: mathPx.length ? Math.min(...mathPx) : null,
       wrapped: wrapped.slice(0, 3), wrappedCount: wrapped.length, cut: cut.slice(0, 3), cutCount: cut.length,
       notesMath, flatMath, levelScripts, leftTeX, notesLinks,
+      covered: covered.slice(0, 3), coveredCount: covered.length,
       markers: [...(text.match(prompt) || []), ...(blocks.match(marker) || [])].slice(0, 3),
       cjkFonts: [...cjkFonts], cjkCode,
     });
@@ -166,7 +198,9 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop]) => {
 
 
 def measure(page) -> list[dict]:
-    return page.evaluate(MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX, CJK_CHARS_PER_WORD, MIN_SUBSCRIPT_DROP])
+    return page.evaluate(
+        MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX, CJK_CHARS_PER_WORD, MIN_SUBSCRIPT_DROP, FOOT_GAP]
+    )
 
 
 def summary(rows: list[dict]) -> dict:
@@ -217,6 +251,7 @@ def problems(rows: list[dict]) -> list[str]:
             (r["cutCount"] > 0, f"sentences cut short: {r['cut']}"),
             (not r["title"] and not r["running"], "no heading, and no running head naming its section"),
             (bool(r["running"]) and r["runningPx"] < MIN_FIGURE_TEXT_PX, f"running head at {r['runningPx']} px"),
+            (r["coveredCount"] > 0, f"{r['coveredCount']} thing(s) drawn under the slide's foot: {r['covered']}"),
             (r["flatMath"] > 0, f"{r['flatMath']} formula(s) of the notes drawn with no width"),
             (bool(r["levelScripts"]), f"subscripts of the notes drawn on their base's line: {r['levelScripts']}"),
             (r["leftTeX"] > 0, f"{r['leftTeX']} formula(s) of the notes not MathML (MathJax markup or raw TeX)"),

@@ -315,7 +315,8 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
     """The measurements fail where they should: a slide made too wide, too wordy, with small code, a prompt,
     Chinese code in a font without the subset, a wrapped code block, a sentence ending in an ellipsis, a small
     figure without its text size, a small formula and a formula of the notes in a font without a MATH table (its
-    subscript drawn on its base's line) is reported for each rule."""
+    subscript drawn on its base's line) and text drawn on the link to the book at the slide's foot is reported for
+    each rule."""
     nb = NOTEBOOKS[0]
     context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
@@ -333,6 +334,7 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
                     '<aside class="notes"><p>raw $x_q^2$, <a href="../docs/glossary.md#x">x</a>, <math ' +
                     'style="font-family: sans-serif"><msub><mi>d</mi><mi>k</mi></msub></math></p></aside>' +
                     '<span class="MathJax"><span style="font-size: 10px">k</span></span>' +
+                    '<p style="position: absolute; left: 0; bottom: 0; margin: 0">flush on the foot</p>' +
                     '<img style="width: 50px !important; height: 50px !important; ' +
                     'flex: none !important" src="data:image/png;base64,' + png + '">');
             }""",
@@ -354,6 +356,7 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
             "not MathML",
             "on their base's line",
             "not the book's pages",
+            "under the slide's foot",
         )
         for rule in rules:
             assert rule in found, f"the metrics missed {rule!r}: {found}"
