@@ -22,8 +22,8 @@ old translation as a hint, marked fuzzy with the old English as ``#| msgid``; a 
 (``#~``) for the next edit to reuse. ``status`` lists the sources not started yet.
 
 **Twins**: ``notebooks/zh/NN_name.ipynb`` is the English notebook with each markdown unit replaced by its
-translation; code cells are the English code, token for token, with their comments translated where the catalogue
-has them (tools/i18n_code.py: a comment is a unit too, and one not translated yet stays English); outputs and
+translation; code cells are the English code, token for token, with their comments translated (tools/i18n_code.py:
+a comment is a unit too; the twin keeps an untranslated one English, and check reports it); outputs and
 metadata are the English ones byte for byte (the strict nbval run of the English notebooks vouches for every number
 the Chinese edition shows). ``docs/zh/NAME.md`` likewise. A relative link in a
 twin points where the English one points, at the twin of its target when that has one.
@@ -432,7 +432,8 @@ def render(source: str, po: polib.POFile, root: Path = ROOT) -> str:
         elif cell["cell_type"] == "code" and (code := "".join(cell["source"])) != (
             chinese := i18n_code.translate(code, table)
         ):
-            cell["source"] = [line + "\n" for line in chinese.split("\n")[:-1]] + [chinese.split("\n")[-1]]
+            lines = chinese.split("\n")
+            cell["source"] = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     return json.dumps(twin, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -500,8 +501,6 @@ def check(root: Path = ROOT) -> list[str]:
             if entry is None:
                 found.append(f"{where}: a unit the catalogue lacks (python -m tools.i18n update): {text[:60]!r}")
             elif not entry.msgstr or "fuzzy" in entry.flags:
-                if where.endswith(i18n_code.CODE_WHERE):
-                    continue  # a comment not translated yet stays English in the twin (tools.i18n_code)
                 state = "fuzzy" if entry.msgstr else "untranslated"
                 found.append(f"{where}: {state}: {text[:60]!r}")
             else:

@@ -11,9 +11,10 @@ tools/colab_cell.py's), a formatter's directive (``# fmt: skip``, ``# noqa``: ke
 comment without a Latin letter. A cell that Python's tokenizer cannot read (an IPython magic it does not know) keeps
 its English comments.
 
-Comments are not required for the edition to be complete: a comment not translated yet, or whose translation is
-fuzzy, stays English in the twin (``code_optional``), so notebooks can be done one at a time. Only comments change:
-the twin's code is the English code, token for token (:func:`same_code`), and its outputs are the English outputs.
+Comments are required as prose is: ``check`` reports one not translated, or fuzzy after an English edit (every
+comment of every notebook was translated on 2026-12-05). Until it is, the twin keeps it English, so a twin is never
+broken by a comment. Only comments change: the twin's code is the English code, token for token
+(:func:`same_code`), and its outputs are the English outputs.
 """
 
 from __future__ import annotations
