@@ -237,8 +237,16 @@ def twin_deck(rel: str, twin: str) -> dict:
     same slide numbers, tools.deck.shape's ``follow``), so that co-teachers in two languages share slide numbers."""
     from tools import book_zh
 
-    plan = slides_notebook(json.loads((ROOT / rel).read_text(encoding="utf-8")), rel).metadata.slide_plan
-    return slides_notebook(book_zh.staged_twin(json.loads((ROOT / twin).read_text(encoding="utf-8")), twin), rel, plan)
+    english = json.loads((ROOT / rel).read_text(encoding="utf-8"))
+    plan = slides_notebook(english, rel).metadata.slide_plan
+    chinese = json.loads((ROOT / twin).read_text(encoding="utf-8"))
+    # The deck shows the English code: its Chinese comments (tools.i18n_code) are other words on a slide, and a code
+    # cell cut by its words would not cut where the English one does (the book's Chinese chapters have them).
+    code = {c.get("id"): c["source"] for c in english["cells"] if c["cell_type"] == "code"}
+    for cell in chinese["cells"]:
+        if cell["cell_type"] == "code" and cell.get("id") in code:
+            cell["source"] = code[cell["id"]]
+    return slides_notebook(book_zh.staged_twin(chinese, twin), rel, plan)
 
 
 # ------------------------------------------------------------------------------------------------ build
