@@ -103,25 +103,34 @@ UNCONFINED = (
     "before Landlock's version 8 (Linux 7.0: TSYNC), it confines the thread that asks and those it starts, and "
     "confine() reaches the kernel's threads with an event loop, not a thread without one: issue 44's eighteenth trial"
 )
-BEFORE = """
-import os, sys, threading
-import torch
-from course_lib.classroom.confine import confine
-go, done, found = threading.Event(), threading.Event(), []
-def c_write():  # (as a cell could have the kernel's Control thread run it: kernel.control_thread.io_loop.add_callback)
-    go.wait()
+C_WRITE = """
+def c_write():  # C++ writes a file in the home (no audit event): Landlock's to refuse
     try:
         torch.from_file(os.path.join(os.path.expanduser("~"), "01.py"), shared=True, size=4, dtype=torch.uint8)
         found.append("written")
     except RuntimeError as err:
         found.append("refused" if "ermission denied" in str(err) else str(err))
     done.set()
-threading.Thread(target=c_write, daemon=True).start()  # (ipykernel's threads start before the grader's first cell)
+"""
+BEFORE = (
+    """
+import os, sys, threading
+import torch
+from course_lib.classroom.confine import confine
+go, done, found = threading.Event(), threading.Event(), []
+"""
+    + C_WRITE
+    + """
+def later():  # (as a cell could have the kernel's Control thread run it: kernel.control_thread.io_loop.add_callback)
+    go.wait()
+    c_write()
+threading.Thread(target=later, daemon=True).start()  # (ipykernel's threads start before the grader's first cell)
 confine([])
 go.set()
 done.wait()
 print(found[0])
 """
+)
 
 
 @pytest.mark.skipif(landlock_version() < 1, reason="Linux's Landlock refuses C code's writes; without it, only hooks")
@@ -129,16 +138,11 @@ print(found[0])
 def test_c_code_in_a_thread_started_before_the_confinement_writes_nowhere_else_either(tmp_path):
     """A graded kernel's threads that ipykernel started before the grader's first cell: in one of them (a cell can
     hand the Control thread's event loop a callback), C code's write outside the submission's folder."""
-    own, home = tmp_path / "own", tmp_path / "home"
-    own.mkdir()
-    home.mkdir()
-    env = {**os.environ, "HOME": str(home)}
-    done = subprocess.run([sys.executable, "-c", BEFORE], capture_output=True, text=True, cwd=own, env=env)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "refused" and not (home / "01.py").exists(), done.stdout
+    _refused_in_a_child(BEFORE, tmp_path)
 
 
-IN_LOOP = """
+IN_LOOP = (
+    """
 import os, threading
 import torch
 from tornado.ioloop import IOLoop
@@ -153,17 +157,14 @@ control = Control(daemon=True)
 control.start()
 started.wait()
 confine([])
-def c_write():  # (a cell hands the Control thread's event loop a callback: kernel.control_thread.io_loop)
-    try:
-        torch.from_file(os.path.join(os.path.expanduser("~"), "01.py"), shared=True, size=4, dtype=torch.uint8)
-        found.append("written")
-    except RuntimeError as err:
-        found.append("refused" if "ermission denied" in str(err) else str(err))
-    done.set()
-control.io_loop.add_callback(c_write)
+"""
+    + C_WRITE
+    + """
+control.io_loop.add_callback(c_write)  # (a cell hands the Control thread's event loop a callback)
 done.wait(10)
 print(found[0] if found else "nothing ran")
 """
+)
 
 
 @pytest.mark.skipif(landlock_version() < 1, reason="Linux's Landlock refuses C code's writes; without it, only hooks")
@@ -171,10 +172,16 @@ def test_c_code_run_by_a_kernel_threads_event_loop_writes_nowhere_else_either(tm
     """The eighteenth trial's helper: a cell handed the kernel's Control thread (started before the grader's first
     cell, so outside Landlock's domain) a callback, and torch.from_file wrote outside. confine() now has every
     thread's event loop restrict its own thread (or, from Landlock's version 8, the system call does it for all)."""
+    _refused_in_a_child(IN_LOOP, tmp_path)
+
+
+def _refused_in_a_child(script: str, tmp_path) -> None:
+    """Run ``script`` in a child process in a folder of its own, with a home of its own: it prints "refused" and
+    writes no file in the home."""
     own, home = tmp_path / "own", tmp_path / "home"
     own.mkdir()
     home.mkdir()
     env = {**os.environ, "HOME": str(home)}
-    done = subprocess.run([sys.executable, "-c", IN_LOOP], capture_output=True, text=True, cwd=own, env=env)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=own, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused" and not (home / "01.py").exists(), done.stdout
