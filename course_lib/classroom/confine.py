@@ -11,8 +11,7 @@ the grader's answers' kernel: :func:`course_lib.classroom.serve.serve`), :func:`
 
 - write only in the submission's own folder (the kernel's working folder then), a temporary folder made for the
   kernel (``tempfile``'s from then on, and ``TMPDIR``'s), its own ``/proc`` folder and ``/dev/null``: a file
-  opened for writing, removed, renamed, linked or truncated, its mode, owner, times or extended attributes changed,
-  or a folder made or removed, anywhere else, or an SQLite database
+  opened for writing, removed, renamed, linked, truncated or its mode changed anywhere else, or an SQLite database
   opened anywhere (one can attach and write any file), raises ``PermissionError``, "Not graded", whoever asked (the
   student's code or a library on its behalf: ``numpy.savetxt`` writes any text). So does a folder opened
   elsewhere: a descriptor of it would let ``os.open(name, dir_fd=...)`` write where the audit event, which names

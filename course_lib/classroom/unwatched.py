@@ -59,9 +59,7 @@ def asker(frame: object) -> object:
 # Events that open or change a file by its path, and the argument positions of their paths: in a graded kernel, a path
 # inside nbgrader's course folder but outside the submission's own folder is refused (:func:`grading_folder`)
 FILE_EVENTS = {"open": (0,), "sqlite3.connect": (0,), "os.remove": (0,), "os.rename": (0, 1), "os.truncate": (0,),
-               "os.symlink": (0, 1), "os.link": (0, 1), "os.chmod": (0,), "shutil.rmtree": (0,), "os.mkdir": (0,),
-               "os.rmdir": (0,), "os.utime": (0,), "os.chown": (0,), "os.setxattr": (0,),
-               "os.removexattr": (0,)}  # fmt: skip
+               "os.symlink": (0, 1), "os.link": (0, 1), "os.chmod": (0,), "shutil.rmtree": (0,)}  # fmt: skip
 
 
 def grading_folder(start: str) -> tuple[str, str] | None:
