@@ -51,7 +51,9 @@ waited for, when its caller exits. The child calls ``malloc_trim(0)`` where glib
 process it was forked from had freed go back to the operating system, so the call pays for every page it touches,
 as in a new interpreter), builds the inputs, warms the method up on a short input, resets the kernel's
 peak-resident-memory mark (writes ``5`` to ``/proc/self/clear_refs``), reads its resident memory ``VmRSS``, runs
-the method once and reports ``VmHWM - VmRSS``: the largest amount of extra resident memory during the call. A
+the method once and reports ``VmHWM - VmRSS``: the largest amount of extra resident memory during the call,
+counted in 4 KiB pages (the child switches transparent huge pages off for itself: with them "always" on, a byte
+touched in a fresh 2 MiB of heap would count as 2 MiB). A
 fresh process per measurement matters because the C allocator keeps freed memory for reuse: in a long-lived
 process a call can reuse pages an earlier call paid for and look free.
 Resolution is a few MiB (pages of code and small buffers touched for the first time). Where
