@@ -671,10 +671,11 @@ def test_the_third_lecturers_wrong_answer_on_12_fails_exercise_3s_check_unflagge
 def test_a_red_teams_answers_to_12s_exercise_3_that_recompute_the_prefix_fail_its_check(tmp_path):
     """tests/heldout's RECOMPUTED_12_EXERCISE_3 (a red team's, issue 44: the model called with a cache as the check
     records it, the tokens taken from the whole prefix recomputed by type(model).forward, model._forward or a copy of
-    the model; 3 of 3 scored, unflagged), each handed in as its own student with the reference solution of every
-    other exercise, graded by nbgrader with the guard: exercise 3's visible check and its hidden tests score zero,
-    failing on what was computed (the caches passed, the positions computed: graded, not refused); every other
-    exercise keeps its points."""
+    the model; 3 of 3 scored, unflagged; and the lead's r4, the decoder's arithmetic by hand beside a cache fed
+    zeros), each handed in as its own student with the reference solution of every other exercise, graded by nbgrader
+    with the guard: exercise 3's visible check and its hidden tests score zero, failing on what was computed (the
+    caches passed, the positions computed, the tokens fed: graded, not refused); every other exercise keeps its
+    points."""
     from tests.heldout.attacks_recomputed import RECOMPUTED_12_EXERCISE_3
 
     root, assignment, nb_path, source, release = released(tmp_path, "12")
@@ -697,7 +698,8 @@ def test_a_red_teams_answers_to_12s_exercise_3_that_recompute_the_prefix_fail_it
                 errors = str(cell_errors(out.cells[cell]))
                 if ex.label == "Exercise 3":
                     assert scores[grade_id] == 0 and "Not graded" not in errors, (student, grade_id, errors)
-                    assert "different KVCache objects" in errors or "recomputed positions" in errors, (student, errors)
+                    said = ("different KVCache objects", "recomputed positions", "fed the model other tokens")
+                    assert any(words in errors for words in said), (student, errors)
                 else:
                     assert scores[grade_id] == source.cells[cell].metadata["nbgrader"]["points"], (student, grade_id)
     assert not flags, flags

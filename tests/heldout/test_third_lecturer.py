@@ -37,7 +37,7 @@ from course_lib.classroom.snapshot import _NAME
 from course_lib.classroom.watch import refuse_always
 from course_lib.paths import NOTEBOOKS_DIR
 
-from .attacks_recomputed import BEFORE_12_EXERCISE_3_WORK, RECOMPUTED_12_EXERCISE_3
+from .attacks_recomputed import BEFORE_12_EXERCISE_3_TOKENS, BEFORE_12_EXERCISE_3_WORK, RECOMPUTED_12_EXERCISE_3
 from .attacks_third_lecturer import BEFORE, BEFORE_12_EXERCISE_3, P2_SHAPES_12_EXERCISE_3, THIRD_LECTURER_12_ATTACKS
 from .test_heldout import _blocked_in, _flagged
 
@@ -408,6 +408,13 @@ def test_recomputing_the_prefix_outside_the_recorded_calls_passed_exercise_3s_ol
     assert _exercise_3(RECOMPUTED_12_EXERCISE_3[name], BEFORE_12_EXERCISE_3_WORK) is None, "the old check failed it"
 
 
+def test_the_prefix_computed_by_hand_beside_a_cache_fed_other_tokens_passed_the_check_that_counted_positions():
+    """r4: no layer is called for the tokens, so the positions counted are those of the calls for the record, which
+    were right in number but not in value (zeros): the check before the tokens were compared passed it, hidden tests
+    included."""
+    assert _exercise_3(RECOMPUTED_12_EXERCISE_3["r4_by_hand"], BEFORE_12_EXERCISE_3_TOKENS) is None
+
+
 @pytest.mark.parametrize("name", sorted(RECOMPUTED_12_EXERCISE_3))
 def test_recomputing_the_prefix_outside_the_recorded_calls_fails_saying_so(name):
     """A red team's (issue 44): the model called as the record expects, with throw-away caches or one filled for show,
@@ -419,6 +426,8 @@ def test_recomputing_the_prefix_outside_the_recorded_calls_fails_saying_so(name)
     assert error.startswith("with a prompt of P = 4 tokens and N = 7 new ones, greedy_with_cache "), error
     if name.startswith("r1"):  # a new cache at every call
         assert "passed the model 7 different KVCache objects, holding [0, 0, 0, 0, 0, 0, 0] positions" in error, error
+    elif name.startswith("r4"):  # one cache fed zeros, the tokens computed by hand: no layer called, the tokens checked
+        assert "fed the model other tokens than the prompt and then, step by step, the token it had chosen" in error
     else:  # one cache, filled as an honest answer fills it, and the prefix computed again beside it
         assert "computed 767 positions in the model's 13 linear layers" in error, error
         assert "looked up [4, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9, 1, 10] positions" in error, error
