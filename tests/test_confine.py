@@ -8,6 +8,7 @@ import shlex
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -185,3 +186,50 @@ def _refused_in_a_child(script: str, tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=own, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused" and not (home / "01.py").exists(), done.stdout
+
+
+READS = """
+import os, sys
+import torch
+import course_lib as cl
+from course_lib.classroom.confine import confine, landlock_version
+clone = os.path.dirname(os.path.dirname(os.path.realpath(cl.__file__)))
+notebook = os.path.join(clone, "notebooks", sorted(os.listdir(os.path.join(clone, "notebooks")))[-1])
+refused = []
+confine(refused)
+def read(action):
+    try:
+        action()
+    except PermissionError as err:
+        return "refused" if "Not graded" in str(err) else "denied"
+    except RuntimeError as err:  # (C code, refused by Landlock)
+        return "denied" if "ermission denied" in str(err) else str(err)
+    return "read"
+print(read(lambda: open(notebook, encoding="utf-8").read()),
+      read(lambda: open(os.path.join(clone, ".git", "HEAD")).read()),
+      read(lambda: open(os.path.join(clone, "tests", "test_confine.py")).read()),
+      read(lambda: torch.from_file(notebook, size=8, dtype=torch.uint8)),
+      read(lambda: os.listdir(clone)))
+print(read(lambda: open(cl.__file__).read()),
+      read(lambda: open(os.path.join(clone, "data", "SOURCES.md")).read()),
+      read(lambda: open(torch.__file__).read()),
+      read(lambda: open("mine.txt", "w").write("x") and open("mine.txt").read()),
+      read(lambda: open("/etc/hostname").read()))
+print(len(refused), landlock_version() > 0)
+"""
+
+
+@pytest.mark.skipif(not (NOTEBOOKS := Path(__file__).resolve().parents[1] / "notebooks").is_dir(), reason="a clone")
+def test_a_graded_kernel_reads_nothing_of_the_clone_but_course_lib_and_its_data(tmp_path):
+    """A nineteenth trial's answer read notebook 14 from the clone course_lib runs from (cl.__file__) and compiled its
+    solutions: full marks, unflagged. A graded kernel reads no notebook, history or test of the clone: refused and
+    recorded where Python opens the file, denied by Landlock where C code reads it (torch.from_file) or a folder is
+    listed; course_lib, the data, the Python environment, its own folder and the rest of the system stay readable."""
+    done = subprocess.run([sys.executable, "-c", READS], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    landlock = lines[2].endswith("True")
+    by_c = "denied" if landlock else "read"  # (without Landlock, only Python's opening of a file is seen)
+    assert lines[0] == " ".join(["refused"] * 3 + [by_c, by_c]), done.stdout
+    assert lines[1] == " ".join(["read"] * 5), done.stdout
+    assert lines[2] == f"3 {landlock}", done.stdout

@@ -560,6 +560,17 @@ def test_the_twentieth_trys_writes_outside_the_course_folder_score_zero_and_are_
 
 
 @needs_grading
+def test_the_nineteenth_trials_reads_of_the_clone_and_torchscript_score_zero_and_are_flagged(tmp_path):
+    """Each of tests/heldout's NINETEENTH_12_ATTACKS (a notebook of the clone course_lib runs from opened for its
+    solutions, the refusal caught or not; code compiled from a string by TorchScript) handed in after the reference
+    solution of exercise 2, graded by nbgrader with the guard, as its own student: exercise 1 keeps its points,
+    exercise 2's test cells and every later one score zero, "Not graded", and the class report flags each."""
+    from tests.heldout.attacks_nineteenth import NINETEENTH_12_ATTACKS
+
+    grade_attacks(tmp_path, "12", "Exercise 2", {name: (a, True) for name, a in NINETEENTH_12_ATTACKS.items()})
+
+
+@needs_grading
 def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path):
     """Each of tests/heldout's THIRTEENTH_04, FOURTEENTH_04 and FIFTEENTH_04 attacks handed in after the reference
     answer of exercise 1 (by hand), graded by nbgrader with the guard, as its own student: the kernel or its shell

@@ -115,6 +115,11 @@ TAMPERING = {
     "a private name gone through": "p = plt\nsh = p._backend_mod.InteractiveShell",
     "the shell's AST transform": "sh.transform_ast = lambda node: node",
     "a pickle loaded by torch": "handlers = torch.load(tape, weights_only=False)",
+    # a nineteenth lecturer's trial: a notebook's solutions compiled from its text by TorchScript
+    "TorchScript compiled from a string": "unit = torch.jit.CompilationUnit(text)\nf = unit.decoder_mask",
+    "TorchScript's compiler imported by name": "from torch.jit import CompilationUnit as C\nf = C(text).beam_step",
+    "a package of code loaded from a file": "imp = torch.package.PackageImporter('mine.pt')",
+    "IPython's history of outputs": "shown = Out[3]",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -142,6 +147,12 @@ HONEST = {
     "a row format repeated n times": "n = 3\nprint(('{:>6}' * n).format(*range(n)))",
     "annotations, as strings too": "def f(x: 'torch.Tensor', n: int = 2) -> 'list[int] | None':\n    return None\n"
     "y: 'dict[str, torch.Tensor]' = {}",
+    # a nineteenth trial: notebook 14's rows are (parent, token); a local "parent" lost every exercise after it
+    "locals named like the shell's parts": "def beam(rows):\n    for parent, token in rows:\n"
+    "        kernel, events, instance, shell, Out, quit = 1, 2, 3, 4, 5, 6\n    return parent",
+    "a class's own attribute named so": "class Node:\n    def __init__(self, parent):\n        self.parent = parent\n\n"
+    "    def up(self):\n        return self.parent",
+    "the cell's own globals named so": "kernel = torch.ones(3)\nevents = kernel * 2\nprint(events)",
     "functools.wraps as a decorator": (
         "import functools\ndef logged(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
         "    return inner\nw = functools.update_wrapper(lambda: 1, len)"

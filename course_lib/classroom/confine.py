@@ -18,6 +18,12 @@ the grader's answers' kernel: :func:`course_lib.classroom.serve.serve`), :func:`
   only ``name``, cannot tell;
 - look into no other process: nothing under another process's ``/proc`` folder is opened.
 
+- read nothing of the course's own files but course_lib and its data: the clone course_lib runs from (its notebooks
+  hold the solutions, and its tests, history and book hold them too) and nbgrader's course folder (the source version,
+  the gradebook, other students' work) are refused to it, bar course_lib, ``data/``, the Python environment and its
+  own folder (:func:`hidden_places`). A nineteenth trial's answer read notebook 14 from ``cl.__file__``'s clone and
+  compiled its solutions as TorchScript: full marks, unflagged.
+
 No bytecode is written (``sys.dont_write_bytecode``), and matplotlib's font cache is made, where it is missing, before
 the hook. A refusal is added to ``refused`` (the student's kernel: no graded test cell after it gets its evidence,
 :mod:`course_lib.classroom.witness`) and told to ``end`` (the answers' kernel, which ends there).
@@ -26,7 +32,8 @@ An audit hook sees what Python does, not what C code does: the red team's next t
 ``torch.from_file`` (C++ writes the bytes, no event). So where Linux has Landlock (5.13 and later), the operating
 system refuses the same writes to the whole process and its children, C code included (:func:`_landlock`): a file or
 folder created, written, removed or renamed only in those two folders, ``/dev/null`` and ``/proc`` (where a process
-writes its own settings), and no TCP port connected to (another kernel's, whose key lies in a readable file).
+writes its own settings), no TCP port connected to (another kernel's, whose key lies in a readable file), and no file
+read in the hidden places (``torch.from_file`` reads without an event too).
 IPython's history, a database in the home folder, is kept in memory from then on.
 """
 
@@ -58,10 +65,56 @@ def confine(refused: list[str] | None = None, end: Callable[[str], None] | None 
     os.environ["TMPDIR"] = tempfile.tempdir = temp
     sys.dont_write_bytecode = True
     own = os.path.realpath(os.getcwd())
+    hidden, kept = hidden_places(own)
     _history_in_memory()
-    _landlock((own, temp, "/proc"), ("/dev/null",))
-    sys.addaudithook(_hook((own, temp), refused, end))
+    _landlock((own, temp, "/proc"), ("/dev/null",), _readable(hidden, (*kept, temp)))
+    sys.addaudithook(_hook((own, temp), refused, end, hidden, kept))
     return temp
+
+
+def hidden_places(own: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the folders a graded kernel may not read, those inside them it may), real paths: the clone course_lib runs
+    from, where it is one (its ``notebooks/`` beside it), and nbgrader's course folder above ``own``, where there is
+    one; course_lib, the clone's ``data/``, the Python environment and ``own`` stay readable."""
+    from .unwatched import grading_folder
+
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    root = os.path.dirname(package)
+    hidden = [root] if os.path.isdir(os.path.join(root, "notebooks")) else []
+    hidden += [grading_folder(own)[1]] if grading_folder(own) else []
+    environment = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+    return tuple(hidden), (own, package, os.path.join(root, "data"), *sorted(environment))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _readable(hidden: tuple[str, ...], kept: tuple[str, ...]) -> list[str]:
+    """The paths beneath which reading stays allowed so that everything is readable but ``hidden``, bar ``kept``:
+    each entry beside the way down from ``/`` to a hidden folder, and the kept folders inside one. An entry that is
+    a link to a hidden folder, or to one above it, is left out (a rule holds for what the link leads to)."""
+    if not hidden:
+        return []
+    grants = [k for k in kept if any(_inside(k, h) for h in hidden)]
+
+    def walk(folder: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            real = os.path.realpath(entry.path)
+            if any(_inside(real, h) for h in hidden):
+                continue
+            if any(_inside(h, real) for h in hidden):
+                if not entry.is_symlink():
+                    walk(entry.path)
+            else:
+                grants.append(entry.path)
+
+    walk(os.sep)
+    return grants
 
 
 def _history_in_memory() -> None:
@@ -79,7 +132,7 @@ def _history_in_memory() -> None:
 
 
 # Landlock's rights on files and folders (linux/landlock.h): those that change something; on a file, only writing
-_WRITE_FILE, _REFER, _TRUNCATE = 1 << 1, 1 << 13, 1 << 14
+_WRITE_FILE, _READ_FILE, _READ_DIR, _REFER, _TRUNCATE = 1 << 1, 1 << 2, 1 << 3, 1 << 13, 1 << 14
 _CHANGES = _WRITE_FILE | sum(1 << bit for bit in range(4, 13))  # remove a folder/file, make char/dir/reg/sock/fifo/...
 _TCP, _SCOPES = 0b11, 0b11  # bind and connect a TCP port; an abstract Unix socket and a signal outside the domain
 _TSYNC = 1 << 3  # landlock_restrict_self's flag (version 8): every thread of the process, not only the caller
@@ -98,10 +151,11 @@ def landlock_version() -> int:
     return max(int(found), 0)
 
 
-def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
+def _landlock(folders: tuple[str, ...], files: tuple[str, ...], readable: list[str]) -> bool:
     """Have Linux refuse this process, and every process it starts, any change to a file or folder outside
-    ``folders`` (and any write to a file but ``files``): Landlock, which needs no privilege. False where it is not
-    there (another system, an older kernel): the audit hook alone stands."""
+    ``folders`` (and any write to a file but ``files``), and where ``readable`` is given any read outside it and
+    ``folders``: Landlock, which needs no privilege. False where it is not there (another system, an older kernel):
+    the audit hook alone stands."""
     import ctypes
 
     abi = landlock_version()
@@ -109,7 +163,8 @@ def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     call = libc.syscall
-    handled = _CHANGES | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+    reading = _READ_FILE | _READ_DIR if readable else 0
+    handled = _CHANGES | reading | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
     # no TCP port bound or connected to (version 4: another kernel's key read, its ports reached), and no signal
     # nor abstract Unix socket outside (version 6); the kernel's own ports were bound when it started
     fields = [handled, *([_TCP] if abi >= 4 else []), *([_SCOPES] if abi >= 6 else [])]
@@ -118,17 +173,14 @@ def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
     if ruleset < 0:
         return False
     try:
-        for path, allowed in [
+        rules = [
             *((f, handled) for f in folders),
-            *((f, handled & (_WRITE_FILE | _TRUNCATE)) for f in files),
-        ]:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            try:
-                rule = ctypes.create_string_buffer(struct.pack("=Qi", allowed, fd))
-                if call(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0)):
-                    return False
-            finally:
-                os.close(fd)
+            *((f, handled & (_WRITE_FILE | _TRUNCATE | _READ_FILE)) for f in files),
+        ]
+        if not all(_rule(call, ruleset, path, allowed) for path, allowed in rules):
+            return False
+        for path in readable:  # (an entry gone, or one Landlock takes no rule for, stays unreadable)
+            _rule(call, ruleset, path, reading if os.path.isdir(path) else _READ_FILE)
 
         def restrict(flags: int = 0) -> bool:  # (this thread, and with TSYNC every thread of the process)
             if libc.prctl(38, ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
@@ -140,6 +192,21 @@ def _landlock(folders: tuple[str, ...], files: tuple[str, ...]) -> bool:
         return restrict() and _in_loop_threads(restrict)
     finally:
         os.close(ruleset)
+
+
+def _rule(call: Callable, ruleset: int, path: str, allowed: int) -> bool:
+    """Add Landlock's rule "``allowed`` beneath ``path``" to ``ruleset``; whether it was added."""
+    import ctypes
+
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", allowed, fd))
+        return call(ctypes.c_long(445), ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(fd)
 
 
 def _in_loop_threads(restrict: Callable[[], bool], wait: float = 5.0) -> bool:
@@ -171,9 +238,12 @@ def _writes(event: str, args: tuple) -> bool:
     )
 
 
-def _hook(allowed: tuple[str, ...], refused: list[str] | None, end: Callable[[str], None] | None) -> Callable:
-    """The audit hook: see the module's docstring. ``allowed``: the folders it writes in (real paths)."""
+def _hook(allowed: tuple[str, ...], refused: list[str] | None, end: Callable[[str], None] | None,
+          hidden: tuple[str, ...] = (), kept: tuple[str, ...] = ()) -> Callable:  # fmt: skip
+    """The audit hook: see the module's docstring. ``allowed``: the folders it writes in; ``hidden``: those it reads
+    nothing in but ``kept`` (real paths)."""
     busy, places = [False], tuple(folder + os.sep for folder in allowed)
+    secret, open_ = tuple(h + os.sep for h in hidden), tuple(k + os.sep for k in kept)
     abspath, realpath, isdir, fsdecode, getpid = (
         os.path.abspath,
         os.path.realpath,
@@ -202,6 +272,8 @@ def _hook(allowed: tuple[str, ...], refused: list[str] | None, end: Callable[[st
             inside = found[1].startswith((*places, own)) or found[1] == "/dev/null/"  # (own: its settings, clear_refs)
             if not inside and (writes or (event == "open" and isdir(found[1]))):
                 return f"{event} of {found[1].rstrip(os.sep)}, outside its own folder"
+            if event == "open" and found[1].startswith(secret) and not found[1].startswith(open_):
+                return f"{event} of {found[1].rstrip(os.sep)}, one of the course's own files (with its solutions)"
         return None
 
     def hook(event: str, args: tuple) -> None:

@@ -47,6 +47,7 @@ import os
 
 from .dunders import dunder_strings
 from .reaching import reached_through
+from .shell_words import SHELL_WORDS, shell_reach
 from .syntax import (
     HARMLESS_MAGICS,
     _flat,
@@ -70,23 +71,15 @@ BUILTINS = frozenset(dir(builtins))  # a cell's global of one of these names hid
 CHECKERS = {"cl", "course_lib", "check_answer", "check_close", "check_function", "explain_difference", "torch",
             "VARIANT"}  # fmt: skip
 _INDIRECTION = {"setattr", "delattr", "globals", "vars", "locals", "exec", "eval", "compile", "__import__",
-                "get_ipython", "__builtins__", "breakpoint", "exit", "quit"}  # fmt: skip
+                "get_ipython", "__builtins__", "breakpoint"}  # fmt: skip
 _REACHING_MODULES = {"builtins", "sys", "importlib", "gc", "inspect", "ctypes", "pickle", "marshal", "runpy", "code",
                      "unittest", "timeit", "operator", "threading", "types", "dill", "cloudpickle"}  # fmt: skip
 _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__class__",
               "__self__", "__func__", "__wrapped__", "__subclasses__", "__bases__", "__mro__", "__setattr__",
               "__delattr__", "__setitem__", "__delitem__", "__getattribute__", "__init_subclass__", "__builtins__",
               "__loader__", "__spec__", "f_globals", "f_locals", "f_back", "f_builtins", "currentframe",
-              "_getframe", "__import__",
-              # IPython's shell (exit._ip, quit._ip) and what of it rewrites or hides later cells (a twelfth trial)
-              "_ip", "input_transformer_manager", "input_transformers_cleanup", "input_transformers_post",
-              "cleanup_transforms", "line_transforms", "token_transformers", "ast_transformers", "set_custom_exc",
-              "custom_exceptions", "showtraceback", "user_ns", "user_global_ns", "run_cell",
-              # ... and the other ways to it and its machinery (a thirteenth trial: InlineBackend.instance().parent)
-              "instance", "parent", "shell", "kernel", "events", "displayhook", "display_pub", "transform_cell",
-              "run_code", "run_ast_nodes", "run_cell_async", "history_manager", "InlineBackend", "In", "Out", "_ih",
-              "_oh", "_dh", "transform_ast", "shell_handlers", "control_handlers", "kernelbase",
-              "_import_dotted_name", "_instance", "_backend_mod"}  # fmt: skip
+              "_getframe", "__import__"}  # fmt: skip
+# (IPython's shell, reached by attributes with plain names, is read in .shell_words: a local "parent" is no shell)
 _SYS_PLAIN = {"float_info", "int_info", "maxsize", "version", "version_info", "platform", "stdout", "stderr"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
@@ -141,7 +134,7 @@ def _internals(node: ast.AST, libraries: set[str]) -> list[str]:
     if private and getattr(_root(inner), "id", None) not in ("self", "cls"):
         return [f"line {node.lineno}: uses {inner.attr}, the internals of a library"]
     root = getattr(_root(node), "id", None) if isinstance(node, ast.Attribute) else None
-    if isinstance(node, ast.ImportFrom) and any(a.name in _INTERNALS for a in node.names):
+    if isinstance(node, ast.ImportFrom) and any(a.name in _INTERNALS | SHELL_WORDS for a in node.names):
         return [f"line {node.lineno}: imports a name of {node.module} that reaches other code"]
     if root == "sys" and node.attr not in _SYS_PLAIN or root in libraries and node.attr in ("load", "hub"):
         return [f"line {node.lineno}: uses {root}.{node.attr}, which reaches other code"]
@@ -235,7 +228,8 @@ def _literal_getattr(node: ast.AST) -> bool:
     if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr")):
         return False
     attr = node.args[1] if len(node.args) > 1 else None
-    return isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value not in _INTERNALS
+    literal = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+    return literal and attr.value not in _INTERNALS | SHELL_WORDS
 
 
 def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[str]:
@@ -295,6 +289,7 @@ def tampering(source: str, protected: set[str], modules: set[str], decided: set[
     found += _changes(tree, globals_, protected if made is None else made, modules)
     found += _indirection(tree, protected, modules, libraries, made=made, imports=imports)
     found += _check_reads(tree, globals_, set(decided))
+    found += shell_reach(tree, globals_, {name for node in outside for name in _names_bound(node)})
     found += dunder_strings(tree)  # internals named in strings that functools or string.Formatter look up
     found += reached_through(tree)  # torch.os, torch.ctypes, copy's tables, "__torch_" + "dispatch__"
     return list(dict.fromkeys(found))

@@ -1,0 +1,53 @@
+"""``python -m course_lib.classroom.precheck NOTEBOOK...``: what the grader's reading would flag, before a hand-in.
+
+The guard reads every cell a student can edit when nbgrader grades a submission (:func:`course_lib.classroom.guard.
+findings`), and a cell it flags makes every graded test cell after it "Not graded": zero for those exercises. The
+checks a student runs in the lab do not read cells, so nothing warned before. This command reads an assignment's
+notebook (the released one, with nbgrader's cell metadata) as the guard will, and prints each finding with its cell
+and line, or that there is none; its exit status is 1 if something was found. A student runs it before handing in;
+a teaching assistant runs it on a flagged submission to see the lines at once (the guide's grading checklist: how a
+flag the assistant judges a false alarm is overruled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import nbformat
+
+from .guard import findings
+
+__all__ = ["main", "report"]
+
+
+def report(path: Path) -> list[str]:
+    """The guard's findings in the notebook at ``path``, one line each, with the cell's index and first line."""
+    nb = nbformat.read(path, as_version=4)
+    lines = []
+    for index, problems in findings(nb):
+        first = next((line.strip() for line in nb.cells[index].source.splitlines() if line.strip()), "")
+        lines += [f"code cell {index} ({first[:60]!r}): {problem}" for problem in problems]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="+", type=Path, help="assignment notebooks (.ipynb), as handed in")
+    args = parser.parse_args(argv)
+    found = False
+    for path in args.notebooks:
+        if not path.is_file():
+            parser.error(f"{path}: no such notebook")
+        lines = report(path)
+        found = found or bool(lines)
+        print(f"{path}: " + ("the grader's reading flags:" if lines else "nothing the grader's reading flags"))
+        for line in lines:
+            print(f"  {line}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
