@@ -807,13 +807,3 @@ def test_a_chinese_comment_wider_than_the_slide_goes_above_its_code_in_lines_tha
     assert all(slide_code.width(line) <= slide_code.COLUMNS for line in shaped_code.splitlines()), shaped_code
     assert ast.dump(ast.parse(shaped_code)) == ast.dump(ast.parse(source))
     assert "".join(_comment_words(shaped_code)) == "".join(_comment_words(source))
-
-
-def test_a_chinese_deck_shows_the_english_code_so_its_code_cuts_where_the_english_does():
-    """The Chinese twins' comments are Chinese (tools.i18n_code), other words on a slide: 12's and 15's Chinese decks
-    cut a code cell into fewer slides than the English, and the two decks no longer shared slide numbers."""
-    rel = "notebooks/15_modern_decoder.ipynb"
-    english = build_book.slides_notebook(json.loads((NOTEBOOKS_DIR.parent / rel).read_text(encoding="utf-8")), rel)
-    chinese = build_book.twin_deck(rel, "notebooks/zh/15_modern_decoder.ipynb")
-    code = [[c.source for c in deck.cells if c.cell_type == "code"] for deck in (english, chinese)]
-    assert code[0] == code[1] and len(english.cells) == len(chinese.cells)

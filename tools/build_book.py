@@ -234,19 +234,21 @@ def slides_notebook(nb: dict, name: str = "the notebook", follow: dict | None = 
 
 def twin_deck(rel: str, twin: str) -> dict:
     """The deck of the Chinese twin of notebook ``rel``, slide for slide its English deck (the same cells on the
-    same slide numbers, tools.deck.shape's ``follow``), so that co-teachers in two languages share slide numbers."""
-    from tools import book_zh
+    same slide numbers, tools.deck.shape's ``follow``), so that co-teachers in two languages share slide numbers. Its
+    code is shaped on the English code, so that it is cut and laid out line for line as on the English slides, and
+    its comments are then put in Chinese where they fit (tools.slide_comments)."""
+    from tools import book_zh, slide_comments
 
     english = json.loads((ROOT / rel).read_text(encoding="utf-8"))
     plan = slides_notebook(english, rel).metadata.slide_plan
     chinese = json.loads((ROOT / twin).read_text(encoding="utf-8"))
-    # The deck shows the English code: its Chinese comments (tools.i18n_code) are other words on a slide, and a code
-    # cell cut by its words would not cut where the English one does (the book's Chinese chapters have them).
-    code = {c.get("id"): c["source"] for c in english["cells"] if c["cell_type"] == "code"}
+    code = {c.get("id"): "".join(c["source"]) for c in english["cells"] if c["cell_type"] == "code"}
+    twin_code = {c.get("id"): "".join(c["source"]) for c in chinese["cells"] if c["cell_type"] == "code"}
     for cell in chinese["cells"]:
         if cell["cell_type"] == "code" and cell.get("id") in code:
             cell["source"] = code[cell["id"]]
-    return slides_notebook(book_zh.staged_twin(chinese, twin), rel, plan)
+    shaped = slides_notebook(book_zh.staged_twin(chinese, twin), rel, plan)
+    return nbformat.from_dict(slide_comments.translated(shaped, code, twin_code))
 
 
 # ------------------------------------------------------------------------------------------------ build

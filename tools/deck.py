@@ -407,7 +407,7 @@ def _code_cells(cell, on_slide: int, whole_outputs: bool = True) -> tuple[list[d
         on_slide = 0
     notes = []
     if full is not None:
-        notes.append(_notes(f"```python\n{slide_code.for_notes(full)}\n```", cell, "code"))
+        notes.append(code_notes(full, cell))
     if cut:
         notes.append(_notes(f"```\n{printed.rstrip()}\n```", cell, "printed"))  # not "output": the output's slide
     return [cell, *notes, *more], on_slide
@@ -543,6 +543,11 @@ def _notes(source: str, cell, suffix: str) -> dict:
     if "id" in cell:
         notes["id"] = f"{cell['id']}-{suffix}"
     return notes
+
+
+def code_notes(source: str, cell) -> dict:
+    """The speaker notes that hold the whole code of ``cell`` (``source``, as a handout prints it: for_notes)."""
+    return _notes(f"```python\n{slide_code.for_notes(source)}\n```", cell, "code")
 
 
 def _next_notes(cells, i: int):

@@ -184,13 +184,13 @@ def comments_wrapped(source: str, columns: int) -> str:
             continue
         indent = line[: len(line) - len(line.lstrip())]
         words = DIRECTIVE.sub("", token.string).lstrip("#").strip()
-        out += [f"{indent}# {part}" for part in _wrapped(words, max(columns - len(indent) - 2, 20))]
+        out += [f"{indent}# {part}" for part in wrapped(words, max(columns - len(indent) - 2, 20))]
         if code := line[: token.start[1]].rstrip():
             out.append(code)
     return same_program("\n".join(out), source)
 
 
-def _wrapped(text: str, room: float) -> list[str]:
+def wrapped(text: str, room: float) -> list[str]:
     """``text`` in lines of at most ``room`` columns as :func:`width` counts them: broken at spaces, and between any
     two Chinese characters (a Chinese comment has no spaces to break at); a word longer than a line is never cut."""
     lines, line = [], ""
