@@ -9,7 +9,7 @@ A line in Chinese must still fit the slide's ``COLUMNS`` (tools.slide_code.width
 columns of the code font), and no line is added to a slide, so:
 
 - a comment after code is put in Chinese on its line where the line fits; where it would not, **the English comment
-  stays on that line** (2026-12: about a third of the Chinese comments after code on the decks' slides);
+  stays on that line**;
 - a block of whole-line comments shows its Chinese lines as translated where they fit, else its Chinese text wrapped
   again into as many lines as the block takes on the slide, as even as they can be; where that does not fit either,
   the English block stays.
@@ -17,6 +17,12 @@ columns of the code font), and no line is added to a slide, so:
 A cell that keeps an English comment on a slide gets its whole Chinese code in the slide's speaker notes, where a
 cell whose slide shows shortened code has it anyway (tools.deck: the ``-code`` notes); a Chinese deck's notes hold
 the Chinese code, every comment in Chinese (tools.slide_code.for_notes), and so do its handouts (tools.handouts).
+
+How much this is, on the 16 decks (2026-12-05): a slide shows few comments, since a cell whose code and output are
+long loses them on its slide (tools.deck.short_code_cell; 41 cells' notes hold their whole code): 5 comment lines,
+each on an exercise's task slide, all 5 in Chinese; no slide keeps an English comment. The rule matters where a slide
+shows more: of the 624 translated comment lines in the decks' code cells, shown or not, 253 would not fit in Chinese
+where their English stands (234 of them after code).
 """
 
 from __future__ import annotations
@@ -104,6 +110,8 @@ def _fitted(block: list[tokenize.TokenInfo], chinese: list[str], lines: list[str
     if all(width(code + line) <= columns for code, line in zip(before, chinese, strict=True)):
         return chinese
     if before[0].strip():  # a comment after code: its line has no room to wrap into
+        return None
+    if any(t.string == line for t, line in zip(block, chinese, strict=True)):  # a line not translated (a directive)
         return None
     text = _joined(chinese)
     even = _even(text, len(block), columns - width(before[0]) - 2)
