@@ -56,8 +56,23 @@ def test_a_block_too_wide_in_chinese_is_wrapped_again_into_its_lines_or_stays_en
 def test_the_comment_table_pairs_a_cells_comments_in_order_and_only_for_the_same_code():
     english = "a = 1  # one\n# two\nb = 2  # noqa: E731"
     chinese = "a = 1  # 一\n# 二\nb = 2  # noqa: E731"
-    assert slide_comments.comment_table(english, chinese) == {"# one": "# 一", "# two": "# 二"}
-    assert slide_comments.comment_table(english, chinese.replace("b = 2", "b = 3")) == {}
+    pairs = slide_comments._pairs(english, chinese)
+    assert pairs == [("# one", "# 一"), ("# two", "# 二"), ("# noqa: E731", "# noqa: E731")]
+    assert slide_comments._unambiguous(pairs) == {"# one": "# 一", "# two": "# 二"}
+    assert slide_comments._pairs(english, chinese.replace("b = 2", "b = 3")) == []
+    assert slide_comments._unambiguous([*pairs, ("# one", "# 壹")]) == {"# two": "# 二"}, "two translations: neither"
+
+
+def test_a_cell_that_keeps_an_english_comment_on_its_slide_has_its_chinese_code_in_the_notes():
+    english = {"c1": "weights = scores.softmax(-1)  # one row a query\nprint(weights)"}
+    chinese = {"c1": "weights = scores.softmax(-1)  # " + "每个查询一行" * 12 + "\nprint(weights)"}
+    shown = {"id": "c1", "cell_type": "code", "metadata": {"slideshow": {"slide_type": "subslide"}}}
+    skipped = {"id": "c1-part-2", "cell_type": "code", "metadata": {"slideshow": {"slide_type": "skip"}}}
+    cells = [{**shown, "source": english["c1"]}, {**skipped, "source": english["c1"]}]
+    out = slide_comments.translated({"cells": cells}, english, chinese)["cells"]
+    assert [c["id"] for c in out] == ["c1", "c1-code", "c1-part-2"], "notes after the slide, none for a skipped cell"
+    assert out[0]["source"] == english["c1"], "too wide in Chinese: the slide keeps the English comment"
+    assert out[1]["metadata"]["slideshow"]["slide_type"] == "notes" and "每个查询一行" in out[1]["source"]
 
 
 @needs_ruff

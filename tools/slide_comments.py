@@ -4,7 +4,7 @@ A Chinese deck is shaped on the English code (tools.deck.shape, following the En
 is cut where the English deck cuts it and every line laid out as the English deck lays it out, so that co-teachers
 in two languages share slide numbers and see the same lines on each slide. Then each comment a slide shows is put in
 Chinese, line for line: a twin's comment has as many lines as its English one, each starting with ``#``
-(tools.i18n_code), so the comments of a cell's English and Chinese sources pair up in order (:func:`comment_table`).
+(tools.i18n_code), so the comments of a cell's English and Chinese sources pair up in order (``_pairs``).
 A line in Chinese must still fit the slide's ``COLUMNS`` (tools.slide_code.width: a Chinese character takes 1.7
 columns of the code font), and no line is added to a slide, so:
 
@@ -57,11 +57,6 @@ def _pairs(english: str, chinese: str) -> list[tuple[str, str]]:
     if a is None or b is None or len(a) != len(b) or not i18n_code.same_code(english, chinese):
         return []
     return [(x.string, y.string) for x, y in zip(a, b, strict=True)]
-
-
-def comment_table(english: str, chinese: str) -> dict[str, str]:
-    """English comment -> its Chinese line, for two sources of a code cell (the English and its twin)."""
-    return _unambiguous(_pairs(english, chinese))
 
 
 def _blocks(tokens: list[tokenize.TokenInfo], lines: list[str]) -> list[list[tokenize.TokenInfo]]:
@@ -149,8 +144,9 @@ def _source_id(cell_id: str, sources: dict[str, str]) -> str | None:
 def translated(shaped: dict, english: dict[str, str], chinese: dict[str, str]) -> dict:
     """A deck shaped on the English code with its comments in Chinese, in place (see the module's docstring).
     ``english`` and ``chinese``: the notebook's code cells, id -> source, in the two languages."""
-    tables = {i: comment_table(english[i], chinese[i]) for i in english if i in chinese}
-    shared = _unambiguous(p for i in english if i in chinese for p in _pairs(english[i], chinese[i]))
+    pairs = {i: _pairs(english[i], chinese[i]) for i in english if i in chinese}
+    tables = {i: _unambiguous(cell) for i, cell in pairs.items()}
+    shared = _unambiguous(pair for cell in pairs.values() for pair in cell)  # (an exercise's task: no cell of its own)
     cells, noted = [], set()
     for cell in shaped["cells"]:
         source_id = _source_id(cell.get("id", ""), tables)
