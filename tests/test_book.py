@@ -295,6 +295,24 @@ def test_readme_colab_and_binder_links_agree_with_the_configuration():
         assert url.startswith(f"https://mybinder.org/v2/gh/{GITHUB_REPOSITORY}/{BRANCH}"), url
 
 
+def test_every_font_face_of_mathjax_is_shipped_or_local():
+    """The combined configuration the book loads (tools/build_book.MATHJAX_SCRIPT) declares @font-face rules of its
+    own (its MathML output's, for TeX fonts): each names a file the vendored MathJax ships, or is pointed by
+    MATHJAX_CONFIG at a local font only. Otherwise a page that uses it asks the server for a file it does not have."""
+    pytest.importorskip("jupyter_server_mathjax")
+    mathjax = build_book.vendor_dirs()["mathjax"]
+    script = (mathjax / "config" / (build_book.MATHJAX_SCRIPT.split("config=")[1] + ".js")).read_text("utf-8")
+    dirs = dict(re.findall(r'var (\w+)=\w+\.fileURL\(MathJax\.OutputJax\.fontDir\+"([^"]+)"\)', script))
+    faces = re.findall(r'"(@font-face /\*\d+\*/)":\{[^{}]*src:"url\(\'"\+(\w+)\+"/([^\']+)\'\)"', script)
+    assert len(faces) >= 6, "the combined configuration no longer declares the TeX faces: update this test"
+    styles = build_book.MATHJAX_CONFIG.get("NativeMML", {}).get("styles", {})
+    for key, folder, name in faces:
+        if (mathjax / "fonts" / dirs[folder].strip("/") / name).is_file():
+            continue
+        src = styles.get(key, {}).get("src", "")
+        assert src.startswith("local(") and "url(" not in src, f"{key}: fonts{dirs[folder]}/{name} is not shipped"
+
+
 def test_book_sources_are_in_place():
     for path in ("book/conf.py", "book/_static/course.css", "book/templates/course-reveal/index.html.j2"):
         assert (ROOT / path).is_file(), path

@@ -69,6 +69,12 @@ EMOJI_TEXT = {"✅": "✓", "❌": "✗"}
 # MathJax 2.7 as the PyPI package jupyter-server-mathjax ships it: TeX input, HTML-CSS output with the STIX-Web
 # fonts (the package has no TeX web fonts). One configuration for the book and the slides.
 MATHJAX_SCRIPT = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"  # relative to _static/
+# Its MathML output, bundled in that configuration and never chosen, still adds its styles to every page: six
+# @font-face rules, numbered, for TeX fonts in fonts/HTML-CSS/TeX/otf, which the package lacks. The MathML MathJax
+# keeps for screen readers and the notes' MathML use them (mathvariant double-struck, script, ...): every deck with
+# an ℝ or a script letter asked for MathJax_AMS-Regular.otf or MathJax_Script-Regular.otf and got a 404 (a lecturer's
+# trial). Each is pointed at the font of its name installed on the reader's machine, if any, and nothing is fetched.
+TEX_FACES = {1: "Caligraphic", 2: "Caligraphic Bold", 3: "AMS", 4: "Script", 5: "Fraktur", 6: "Fraktur Bold"}
 MATHJAX_CONFIG = {
     "tex2jax": {
         "inlineMath": [["$", "$"], ["\\(", "\\)"]],
@@ -77,6 +83,7 @@ MATHJAX_CONFIG = {
         "processEnvironments": True,
     },
     "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
+    "NativeMML": {"styles": {f"@font-face /*{n}*/": {"src": f"local('MathJax_{name}')"} for n, name in TEX_FACES.items()}},
     "TeX": {"equationNumbers": {"autoNumber": "none"}},
     "messageStyle": "none",
     "menuSettings": {"zoom": "None"},

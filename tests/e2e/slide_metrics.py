@@ -197,6 +197,15 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop, gap]) =>
 }"""
 
 
+def failed_requests(page) -> list[str]:
+    """A list that fills, from now on, with every request of the page that the book's server answers with an error:
+    a file the page asks for that the build lacks (MathJax's TeX fonts did, a lecturer's trial: 404s in every deck
+    with an ℝ). ``measure`` then visits each slide, so whatever any slide or its notes draw has been asked for."""
+    failed = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    return failed
+
+
 def measure(page) -> list[dict]:
     return page.evaluate(
         MEASURE, [PROMPTS, MARKERS, FIGURE_TEXT_NATURAL_PX, CJK_CHARS_PER_WORD, MIN_SUBSCRIPT_DROP, FOOT_GAP]

@@ -96,6 +96,7 @@ def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots, en
     url = f"{book_url}zh/slides/{stem}.slides.html"
     context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
+    failed = slide_metrics.failed_requests(page)
     try:
         page.goto(url, wait_until="load")
         page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
@@ -111,6 +112,7 @@ def test_every_chinese_slide_can_be_projected(book_url, browser, screenshots, en
             [h for r in rows for h in r["notesLinks"]], HTML / "zh" / "slides" / f"{stem}.slides.html", {}
         )
         problems += [f"notes link that opens no page of the book: {href}" for href in links]
+        problems += [f"a file the deck asks for and the book lacks: {f}" for f in failed]
         densest = max(rows, key=lambda r: r["words"])
         page.evaluate("([h, v]) => Reveal.slide(h, v, 1000)", [densest["h"], densest["v"]])
         page.screenshot(path=str(screenshots / f"deck-zh-{stem[:2]}-densest.png"))
