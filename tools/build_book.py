@@ -75,6 +75,7 @@ MATHJAX_SCRIPT = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"  # relat
 # an ℝ or a script letter asked for MathJax_AMS-Regular.otf or MathJax_Script-Regular.otf and got a 404 (a lecturer's
 # trial). Each is pointed at the font of its name installed on the reader's machine, if any, and nothing is fetched.
 TEX_FACES = {1: "Caligraphic", 2: "Caligraphic Bold", 3: "AMS", 4: "Script", 5: "Fraktur", 6: "Fraktur Bold"}
+TEX_FACE_STYLES = {f"@font-face /*{n}*/": {"src": f"local('MathJax_{name}')"} for n, name in TEX_FACES.items()}
 MATHJAX_CONFIG = {
     "tex2jax": {
         "inlineMath": [["$", "$"], ["\\(", "\\)"]],
@@ -83,7 +84,7 @@ MATHJAX_CONFIG = {
         "processEnvironments": True,
     },
     "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
-    "NativeMML": {"styles": {f"@font-face /*{n}*/": {"src": f"local('MathJax_{name}')"} for n, name in TEX_FACES.items()}},
+    "NativeMML": {"styles": TEX_FACE_STYLES},
     "TeX": {"equationNumbers": {"autoNumber": "none"}},
     "messageStyle": "none",
     "menuSettings": {"zoom": "None"},
