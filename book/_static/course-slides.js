@@ -60,17 +60,40 @@
   // The running head: on a slide without a heading, the heading of the nearest slide before it that has one (its
   // section, or the deck's title), shown at the foot of the slide.
   function headingOf(slide) {
-    var heading = Array.prototype.filter.call(slide.querySelectorAll("h1, h2, h3"), function (h) {
+    return Array.prototype.filter.call(slide.querySelectorAll("h1, h2, h3"), function (h) {
       return !h.closest("aside");  // not a heading of the speaker notes
-    })[0];
-    return heading ? heading.textContent.replace("\u00b6", "").trim() : "";
+    })[0] || null;
+  }
+  // A heading as its Markdown wrote it: its text, each formula as its TeX in \( \), without the ¶ link. The text of
+  // a typeset heading holds each formula three times (the drawing, the MathML for screen readers and the TeX: deck
+  // 08's foot read "O(n)O(n)O(n)", a lecturer's trial), and a copy of the drawing keeps the sizes MathJax gave it on
+  // a hidden slide: the foot typesets the formulas again, where they are drawn.
+  function headingSource(heading) {
+    var copy = heading.cloneNode(true);
+    copy.querySelectorAll('script[type^="math/tex"]').forEach(function (script) {
+      script.replaceWith("\\(" + script.textContent + "\\)");
+    });
+    copy.querySelectorAll(".MathJax_Preview, .MathJax, .MathJax_Display, .MJX_Assistive_MathML").forEach(function (el) {
+      el.remove();
+    });
+    return copy.textContent.replace("\u00b6", "").trim();
   }
   function runningHead(slide) {
     var head = document.querySelector(".course-running-head");
     if (!head || !slide) return;
-    var slides = Reveal.getSlides(), at = slides.indexOf(slide), text = headingOf(slide) ? "" : null;
-    for (var i = at - 1; text === null && i >= 0; i--) text = headingOf(slides[i]) || null;
-    head.textContent = text || "";
+    var slides = Reveal.getSlides(), heading = null;
+    if (!headingOf(slide)) {
+      for (var i = slides.indexOf(slide) - 1; !heading && i >= 0; i--) heading = headingOf(slides[i]);
+    }
+    var text = heading ? headingSource(heading) : "";
+    if (head.getAttribute("data-source") === text) return;  // the same section: nothing to draw again
+    head.setAttribute("data-source", text);
+    head.textContent = text;
+    if (!window.MathJax || !MathJax.Hub || !/\\\(|\$/.test(text)) return;
+    head.style.visibility = "hidden";  // until its formulas are drawn
+    MathJax.Hub.Queue(["Typeset", MathJax.Hub, head], function () {
+      if (head.getAttribute("data-source") === text) head.style.visibility = "";
+    });
   }
   window.courseRunningHead = runningHead;
   if (typeof Reveal !== "undefined") {

@@ -13,7 +13,9 @@
   smallest script as drawn (a script of a script is half its formula's size; a formula too wide for its slide is
   drawn smaller, book/_static/course-slides.js), not counting the hidden MathML MathJax adds for screen readers;
 - no prompts or test markers; Chinese text in the course's font subset;
-- a slide without a heading of its own names its section at its foot (the running head, 16 px);
+- a slide without a heading of its own names its section at its foot (the running head, 16 px): the heading of the
+  nearest slide before it that has one, as its Markdown wrote it, each formula once and drawn (MathJax's text of a
+  typeset heading has each three times: the drawing, the MathML for screen readers and the TeX);
 - speaker notes whose formulas are MathML (what the speaker view and the handouts draw; MathJax's own markup shows
   σ_q² as "σ2q" there), each drawn with a width and in a math font (every subscript below its base's line), no TeX
   left over, and whose links (``notesLinks``, checked by the test against the built book) point at the book's pages.
@@ -61,6 +63,15 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop, gap]) =>
   Reveal.configure({transition: 'none', backgroundTransition: 'none'});
   const slides = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.classList.contains('stack'));
   const skip = el => el.closest('aside.notes, script, style, .MathJax_Preview');
+  // A heading's text as its Markdown wrote it: each formula typeset as $TeX$ (from MathJax's script; raw TeX as it
+  // stands), not MathJax's drawing, its MathML for screen readers or its preview, nor the ¶ link.
+  const source = el => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('script[type^="math/tex"]').forEach(tex => tex.replaceWith(`$${tex.textContent}$`));
+    copy.querySelectorAll('.MathJax_Preview, .MathJax, .MathJax_Display, .MJX_Assistive_MathML')
+      .forEach(m => m.remove());
+    return copy.textContent.replace('¶', '').replace(/\s+/g, ' ').trim();
+  };
   const out = [];
   for (const [i, s] of slides.entries()) {
     const at = Reveal.getIndices(s);
@@ -147,7 +158,8 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop, gap]) =>
     const notesLinks = [...probe.querySelectorAll('a[href]')].map(a => a.getAttribute('href'));
     const heading = [...s.querySelectorAll('h1, h2, h3')].find(h => !h.closest('aside'));
     const head = document.querySelector('.course-running-head');
-    const running = head && getComputedStyle(head).display !== 'none' ? head.textContent.trim() : '';
+    const shown = head && getComputedStyle(head).display !== 'none' && getComputedStyle(head).visibility !== 'hidden';
+    const running = shown ? source(head) : '';
     // What the slide draws under its foot (the running head, the link to the book chapter) or within FOOT_GAP px of
     // it: the text of its leaves, and what of each figure is drawn (object-fit: contain, at the top of its box). A
     // figure's caption drawn flush on the running head read as one line with it (a lecturer's trial, 12's deck).
@@ -179,7 +191,7 @@ MEASURE = r"""async ([prompts, markers, naturalPx, cjkPerWord, minDrop, gap]) =>
     }
     const runningPx = head ? parseFloat(getComputedStyle(head).fontSize) : 0;
     out.push({
-      i, h: at.h, v: at.v, title: heading ? heading.textContent.replace('¶', '').trim() : '', running, runningPx, words,
+      i, h: at.h, v: at.v, title: heading ? source(heading) : '', running, runningPx, words,
       content: s.scrollHeight, room: s.clientHeight, widest: Math.round(widest), slideWidth: Math.round(box.width),
       overflow: overflow.slice(0, 4), overflowCount: overflow.length,
       codePx: codePx.length ? Math.min(...codePx) : null, tablePx: tablePx.length ? Math.min(...tablePx) : null,
@@ -242,7 +254,9 @@ def problems(rows: list[dict]) -> list[str]:
     mean = statistics.mean(r["words"] for r in rows)
     if mean > MEAN_WORDS:
         found.append(f"{mean:.1f} visible words a slide on average > {MEAN_WORDS}")
+    section = ""  # the heading of the nearest slide before that has one: what the running head must read
     for r in rows:
+        section = r["title"] or section
         where = f"slide {r['h']}/{r['v']} {r['title'][:40]!r}"
         checks = [
             (r["words"] > MAX_WORDS, f"{r['words']} words > {MAX_WORDS}"),
@@ -260,6 +274,10 @@ def problems(rows: list[dict]) -> list[str]:
             (r["cutCount"] > 0, f"sentences cut short: {r['cut']}"),
             (not r["title"] and not r["running"], "no heading, and no running head naming its section"),
             (bool(r["running"]) and r["runningPx"] < MIN_FIGURE_TEXT_PX, f"running head at {r['runningPx']} px"),
+            (
+                not r["title"] and r["running"] != section,
+                f"running head {r['running']!r}, not its section's heading {section!r}",
+            ),
             (r["coveredCount"] > 0, f"{r['coveredCount']} thing(s) drawn under the slide's foot: {r['covered']}"),
             (r["flatMath"] > 0, f"{r['flatMath']} formula(s) of the notes drawn with no width"),
             (bool(r["levelScripts"]), f"subscripts of the notes drawn on their base's line: {r['levelScripts']}"),

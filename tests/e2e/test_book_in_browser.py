@@ -317,8 +317,8 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
     """The measurements fail where they should: a slide made too wide, too wordy, with small code, a prompt,
     Chinese code in a font without the subset, a wrapped code block, a sentence ending in an ellipsis, a small
     figure without its text size, a small formula and a formula of the notes in a font without a MATH table (its
-    subscript drawn on its base's line) and text drawn on the link to the book at the slide's foot is reported for
-    each rule."""
+    subscript drawn on its base's line), text drawn on the link to the book at the slide's foot and a running head
+    that repeats a formula is reported for each rule."""
     nb = NOTEBOOKS[0]
     context = browser.new_context(viewport=slide_metrics.SCREEN)
     page = context.new_page()
@@ -342,8 +342,13 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
             }""",
             small_png(),
         )
-        first = slide_metrics.measure(page)[0]
-        found = " ".join(slide_metrics.problems([first]))
+        page.evaluate(  # the running head as it was: the text of a typeset heading, each formula three times
+            """() => Reveal.on('slidechanged', () => MathJax.Hub.Queue(() => {
+                const head = document.querySelector('.course-running-head');
+                if (head.textContent) head.textContent += ' O(n)O(n)O(n)';
+            }))"""
+        )
+        found = " ".join(slide_metrics.problems(slide_metrics.measure(page)))
         rules = (
             "past the right edge",
             "words >",
@@ -359,6 +364,7 @@ def test_the_metrics_see_what_they_measure(book_url, browser):
             "on their base's line",
             "not the book's pages",
             "under the slide's foot",
+            "not its section's heading",
         )
         for rule in rules:
             assert rule in found, f"the metrics missed {rule!r}: {found}"
