@@ -318,6 +318,10 @@ def build_slides(notebooks: list[str], out: Path, twins: dict[str, str] | None =
         template_name="course-reveal",
         reveal_url_prefix="../_static/revealjs",
         reveal_theme="white",  # "simple", the default, loads Google fonts; "white" has its fonts in reveal.js
+        # "slide", the default, moved each slide in from below (a sub-slide) or the side, under the foot (the running
+        # head, the link to the book) that stays put: 10's learning curves, 6 px above the running head at rest, ran
+        # their axis label through it on their way in (a lecturer's trial). A fade draws each slide where it rests.
+        reveal_transition="fade",
         reveal_width="1280",  # a 16:9 canvas, drawn 1:1 on a 1280x720 projector
         reveal_height="720",
         reveal_number="c/t",  # slide numbers

@@ -301,6 +301,64 @@ def test_every_slide_can_be_projected(book_url, browser, screenshots, nb):
         context.close()
 
 
+# A slide on its way in, drawn with the deck's own transition: the figure that rests nearest the foot (the running
+# head, the link to the book) is watched frame by frame from the moment its slide is asked for until it has arrived.
+# Every overlap of the figure as drawn (object-fit: contain, at the top of its box) with a foot that is shown, within
+# slide_metrics.FOOT_GAP px, is returned. The rules of slide_metrics measure slides at rest (no transition), where
+# 10's learning curves end 6 px above the running head; sliding in from below they ran their axis label through it.
+ARRIVING = """async ([gap, ms]) => {
+  const feet = ['.course-running-head', '.course-book-link'].map(q => document.querySelector(q)).filter(Boolean);
+  const drawn = img => {
+    const r = img.getBoundingClientRect(), k = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+    const w = img.naturalWidth * k;
+    return {left: r.left + (r.width - w) / 2, right: r.left + (r.width + w) / 2, top: r.top,
+            bottom: r.top + img.naturalHeight * k};
+  };
+  const own = Reveal.getConfig().transition;
+  Reveal.configure({transition: 'none'});
+  let nearest = null, lowest = -Infinity;
+  for (const slide of Reveal.getSlides()) {
+    const img = slide.querySelector('img');
+    if (!img || Reveal.getSlides().indexOf(slide) === 0) continue;
+    Reveal.slide(Reveal.getIndices(slide).h, Reveal.getIndices(slide).v);
+    if (drawn(img).bottom > lowest) [nearest, lowest] = [slide, drawn(img).bottom];
+  }
+  const before = Reveal.getSlides()[Reveal.getSlides().indexOf(nearest) - 1], at = Reveal.getIndices(nearest);
+  Reveal.slide(Reveal.getIndices(before).h, Reveal.getIndices(before).v);
+  Reveal.configure({transition: own});
+  await new Promise(done => setTimeout(done, ms));
+  Reveal.slide(at.h, at.v);
+  const touched = [], start = performance.now();
+  while (performance.now() - start < ms) {
+    await new Promise(done => requestAnimationFrame(done));
+    const f = drawn(nearest.querySelector('img'));
+    for (const foot of feet.filter(el => el.textContent.trim() && el.checkVisibility({visibilityProperty: true}))) {
+      const r = foot.getBoundingClientRect();
+      if (f.left < r.right + gap && r.left - gap < f.right && f.top < r.bottom && r.top - gap < f.bottom)
+        touched.push(`${Math.round(performance.now() - start)} ms: figure bottom ${Math.round(f.bottom)}, ` +
+                     `.${foot.className} top ${Math.round(r.top)}`);
+    }
+  }
+  return {slide: `${at.h}/${at.v}`, transition: own, rest: Math.round(lowest), touched};
+}"""
+
+
+def test_a_figure_on_its_way_in_keeps_clear_of_the_foot(book_url, browser):
+    """Deck 10's figure that rests nearest the foot (a lecturer's trial: its learning curves, deck slide 35, drawn
+    with the deck's transition, "slide", ran their axis label through the running head on their way in; at rest it
+    keeps clear of it) never touches the foot while it arrives."""
+    nb = next((nb for nb in NOTEBOOKS if nb.stem.startswith("10_")), NOTEBOOKS[0])
+    context = browser.new_context(viewport=slide_metrics.SCREEN)
+    page = context.new_page()
+    try:
+        page.goto(f"{book_url}slides/{nb.stem}.slides.html", wait_until="load")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady() && window.MathJax && MathJax.isReady")
+        seen = page.evaluate(ARRIVING, [slide_metrics.FOOT_GAP, 1500])
+        assert not seen["touched"], f"{nb.stem}: slide {seen['slide']} on its way in ({seen}): {seen['touched'][:5]}"
+    finally:
+        context.close()
+
+
 def small_png() -> str:
     """A blank 100x100 PNG, base64."""
     import base64
