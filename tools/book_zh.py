@@ -306,7 +306,8 @@ def readme_section(root: Path = ROOT) -> str:
     titles = {t: title_of(json.loads((root / t).read_text(encoding="utf-8"))) for t in twins(root).values()}
     intro = (
         "Every notebook has a Chinese twin in `notebooks/zh/` (每个笔记本都有中文版): Chinese prose and code comments, "
-        "the English code token for token and its outputs byte for byte, generated from gettext catalogues that CI keeps in step with the English "
+        "the English code token for token and its outputs byte for byte, generated from gettext catalogues that CI "
+        "keeps in step with the English "
         "([how](locale/zh_CN/README.md)); the glossary, the misconceptions page and the lecturer's guide are in "
         "`docs/zh/`. `make book` builds the Chinese book beside the English one (`build/html/zh/`, a language switch "
         "on every page, one slide deck per notebook). This table is written by `python -m tools.book_zh readme`."
