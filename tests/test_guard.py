@@ -120,6 +120,8 @@ TAMPERING = {
     "TorchScript's compiler imported by name": "from torch.jit import CompilationUnit as C\nf = C(text).beam_step",
     "a package of code loaded from a file": "imp = torch.package.PackageImporter('mine.pt')",
     "IPython's history of outputs": "shown = Out[3]",
+    "TorchScript's script module defining code from a string": "m = torch.jit.ScriptModule()\nm.define(text)",
+    "torch.fx's code generation": "class G(torch.fx.CodeGen):\n    def gen_fn_def(self, *a):\n        return text",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -153,6 +155,13 @@ HONEST = {
     "a class's own attribute named so": "class Node:\n    def __init__(self, parent):\n        self.parent = parent\n\n"
     "    def up(self):\n        return self.parent",
     "the cell's own globals named so": "kernel = torch.ones(3)\nevents = kernel * 2\nprint(events)",
+    "a field of its own named so, read from outside": "from typing import NamedTuple\nclass Hyp(NamedTuple):\n"
+    "    score: float\n    parent: int\n\ndef rows(best):\n    return [(h.parent, h.score) for h in best]",
+    "a namedtuple's field named so": "import collections\nBeam = collections.namedtuple('Beam', 'score parent token')\n"
+    "def up(b):\n    return b.parent",
+    "harmless names from operator and types": "from operator import itemgetter\nfrom types import SimpleNamespace\n"
+    "def f(rows):\n    return sorted(rows, key=itemgetter(0)), SimpleNamespace(a=1)",
+    "a class's name in its repr": "class A:\n    def __repr__(self):\n        return self.__class__.__name__",
     "functools.wraps as a decorator": (
         "import functools\ndef logged(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
         "    return inner\nw = functools.update_wrapper(lambda: 1, len)"

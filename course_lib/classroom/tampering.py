@@ -10,12 +10,11 @@ finding, each of these:
   expression that is not a plain name (``[cl][0].check_answer = ...``), or of a value a locked cell made
   (``weights[0] = ...``, ``weights.reverse()``, ``x.add_(1)``), at the top level or inside a function that has no
   value of that name of its own (:mod:`course_lib.classroom.scopes`);
-- **the tools of indirection**: ``setattr``, ``globals()``, ``exec``, ``__import__``, ``get_ipython`` (and IPython's
-  shell reached through ``exit._ip`` or ``quit._ip``, its input transformers and exception handlers), a ``getattr``
-  whose attribute is not a literal, ``getattr`` taken as a value (``g = getattr`` anywhere, inside a function too:
-  the alias could read any attribute unseen), the frame and object internals (``__dict__``, ``__globals__``,
-  ``f_globals``, ``__setattr__``, ...), and importing modules made for reaching into others (``sys``, ``builtins``,
-  ``importlib``, ``gc``, ``inspect``, ``ctypes``, ``pickle``, ``unittest.mock``, ...);
+- **the tools of indirection**: ``setattr``, ``globals()``, ``exec``, ``__import__``, ``get_ipython`` (IPython's
+  shell by its attributes, and code compiled from strings: :mod:`.shell_words`), a ``getattr`` whose attribute is
+  not a literal, ``getattr`` taken as a value (anywhere), the frame and object internals (``__dict__``,
+  ``f_globals``, ...; ``x.__class__.__name__`` is read), and importing modules made for reaching into others
+  (``sys``, ``importlib``, ``inspect``, ``ctypes``, ...; ``from operator import itemgetter`` reaches nothing);
 - **a module handed on as a value** (``patch(F)``, ``[cl]``, ``G, H = F, np``): a module is used through its
   attributes, or under another name by a plain ``G = F`` or ``checks = cl.classroom.checks`` (read as the module);
   a function that receives it could change it unseen;
@@ -25,16 +24,13 @@ finding, each of these:
   that turn them off (``torch._C._DisableTorchDispatch``, ...), a class with its own ``__torch_function__``, a kernel
   registered over PyTorch's (``torch.library``), and importing a module an answer does not need (one written to a
   file at run time, ``os``, ``subprocess``, ...: only ``_ALLOWED_MODULES`` and their submodules pass);
-- internals named in strings handed to an allowed module that looks them up: ``functools.update_wrapper`` /
-  ``wraps`` with ``assigned=``, ``string.Formatter``, a ``str.format`` whose format string is not a literal or reads
-  an internal (:mod:`course_lib.classroom.dunders`);
-- what a cell reaches through another module's attributes (``torch.os``, ``torch.ctypes``, ``torch.cuda.graphs.gc``,
-  ``torch.utils._python_dispatch``, ``copy._deepcopy_dispatch``) or names in a string built from pieces
-  (``"__torch_" + "dispatch__"``): :mod:`course_lib.classroom.reaching`;
-- a library's internals gone through (``torch._utils.x``), ``sys``'s tables, ``torch.load``; ``%time``'s code too.
+- internals named in strings that an allowed module looks up (``functools.wraps(assigned=...)``, a ``str.format``
+  whose format string is not a literal: :mod:`.dunders`); what a cell reaches through another module's attributes
+  (``torch.os``, ``copy._deepcopy_dispatch``) or names in a string built from pieces: :mod:`.reaching`;
+- a library's internals (``torch._utils.x``), ``sys``'s tables, ``torch.load``; ``%time``'s code too.
 
-A reading finds what is written, not every effect code can have: what shows when the code runs (a mode left on, an
-answer tensor with its own rules) is checked at run time too (:mod:`course_lib.classroom.integrity`).
+A reading finds what is written, not every effect code can have: what shows when the code runs is checked at run
+time too (:mod:`course_lib.classroom.integrity`).
 """
 
 from __future__ import annotations
@@ -47,7 +43,7 @@ import os
 
 from .dunders import dunder_strings
 from .reaching import reached_through
-from .shell_words import SHELL_WORDS, shell_reach
+from .shell_words import SHELL_WORDS, names_read, shell_reach
 from .syntax import (
     HARMLESS_MAGICS,
     _flat,
@@ -80,6 +76,10 @@ _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults_
               "__loader__", "__spec__", "f_globals", "f_locals", "f_back", "f_builtins", "currentframe",
               "_getframe", "__import__"}  # fmt: skip
 # (IPython's shell, reached by attributes with plain names, is read in .shell_words: a local "parent" is no shell)
+# What a module made for reaching into other code also holds that reaches nothing: importing only these is no reaching
+_HARMLESS_FROM = {"types": {"SimpleNamespace"}, "operator": {"itemgetter", "add", "sub", "mul", "truediv", "floordiv",
+                  "mod", "pow", "neg", "pos", "abs", "matmul", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_",
+                  "xor", "not_", "invert", "index", "truth", "contains", "concat"}}  # fmt: skip
 _SYS_PLAIN = {"float_info", "int_info", "maxsize", "version", "version_info", "platform", "stdout", "stderr"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
@@ -104,6 +104,8 @@ def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str], imports:
         same = {name for name, key in import_keys(node).items() if imports.get(name) == key}  # import math again
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             reaching = {a.name.split(".")[0] for a in node.names} | {(getattr(node, "module", "") or "").split(".")[0]}
+            if {a.name for a in node.names} <= _HARMLESS_FROM.get(getattr(node, "module", None), set()):
+                reaching = set()  # (from operator import itemgetter: a second trial's honest answer)
             found += [f"line {node.lineno}: imports {m}, made for reaching into other code"
                       for m in sorted(reaching & _REACHING_MODULES)]  # fmt: skip
             found += _unusual_imports(node)
@@ -241,6 +243,7 @@ def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[s
 
 def _indirection(tree: ast.AST, protected: set[str], modules: set[str], libraries: set[str], **read_as) -> list[str]:
     found = []
+    named = names_read(tree)  # (x.__class__.__name__: a name, read)
     for node in ast.walk(tree):
         magic = magic_code(node)
         if magic is not None and magic[0] in HARMLESS_MAGICS:
@@ -255,7 +258,7 @@ def _indirection(tree: ast.AST, protected: set[str], modules: set[str], librarie
             found.append(f"line {node.lineno}: uses {name}, which can switch off or rewrite what the checks see")
         if name in _COMPARING:
             found.append(f"line {node.lineno}: defines or uses {name}: a value's own comparison could answer a check")
-        if name in _INDIRECTION or name in _INTERNALS:
+        if (name in _INDIRECTION or name in _INTERNALS) and id(node) not in named:
             if not (name == "get_ipython" and harmless_magic_call(tree, node)):
                 found.append(f"line {node.lineno}: uses {name}, which can change what the checks see")
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):

@@ -20,10 +20,9 @@ library's own helper, such as ``dataclasses._create_fn`` or ``typing.get_type_hi
   through ``multiprocessing``, ``concurrent.futures``, a ``DataLoader``'s workers), where nothing is blocked, reaches
   memory or C functions through ``ctypes``, runs a thread beside an answer's call, or makes a second copy of loaded
   code (:mod:`course_lib.classroom.unwatched`) is refused, and every check after it says "Not graded", even if the
-  cell caught the refusal; so is a graded test cell IPython runs other than as written
-  (:mod:`course_lib.classroom.rewritten`). A library's own process (matplotlib asking ``fc-list`` for fonts) and
-  the course's (``course_lib.bench`` measuring memory in a child) are not refused. In the grader's answers' kernel
-  every refusal ends the kernel too (:func:`end_on_refusal`).
+  cell caught the refusal (the confinement's too: :func:`refused_outside`); so is a graded test cell IPython runs
+  other than as written (:mod:`.rewritten`). A library's own process (matplotlib's ``fc-list``, ``course_lib.bench``'s
+  child) is not refused. In the grader's answers' kernel every refusal ends the kernel too (:func:`end_on_refusal`).
 
 A hook cannot be removed; outside a graded answer's call and those statements it does little but return. A check
 run inside an answer's call keeps its own record of refusals above the outer call's, never clearing it.
@@ -40,7 +39,7 @@ from .unwatched import FILE_EVENTS, audit_fork_exec, beside_hook, copying_hook, 
 from .unwatched import asker as _asker
 
 __all__ = ["NOT_GRADED", "Refused", "call_answer", "end_on_refusal", "modes_at_snapshot", "refuse_always",
-           "verify_watched", "watch_cells"]  # fmt: skip
+           "refused_outside", "verify_watched", "watch_cells"]  # fmt: skip
 
 
 _FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
@@ -172,7 +171,7 @@ def _verifying(cells: list[tuple], spawned: list[str]) -> Callable[[], None]:
         if spawned:
             raise AssertionError(
                 f"{NOT_GRADED}: a cell asked for {spawned[0]}, refused in a graded notebook (another process or "
-                "thread, where nothing is blocked, raw memory through ctypes, a second copy of the course's code); "
+                "thread, raw memory through ctypes, a second copy of the course's code, a file outside its folder); "
                 "restart the kernel and run the cells without it"
             )
         if cells:
@@ -230,8 +229,9 @@ def _install() -> tuple[Callable, Callable]:
             busy[0] = False
 
     def watch(marker: str | None = None, verify: Callable[[], None] | None = None, modes: tuple = (),
-              end: Callable[[str], None] | None = None) -> tuple:  # fmt: skip
+              end: Callable[[str], None] | None = None, outside: str = "") -> tuple:  # fmt: skip
         ending.extend([end] if end is not None and not ending else [])  # (once: the first, the grader's)
+        spawned.extend([outside] if outside else [])  # (classroom.confine's refusals: "Not graded" for good too)
         if marker and not cells:  # the first snapshot of a kernel stays, with the threads it had and its shell's
             cells.append((marker, verify, modes, threads_now(), cell_check(verified)))
         strict[0] = strict[0] or marker == ""  # (switched on for good: refusing more is nothing to gain by)
@@ -273,9 +273,13 @@ def watch_cells(marker: str, verify: Callable[[], None], modes: Sequence[object]
 
 
 def end_on_refusal(end: Callable[[str], None]) -> None:
-    """Every refusal of the hook from now on calls ``end`` with why before it is raised; the first call counts (the
-    grader's answers' kernel: :func:`course_lib.classroom.serve.serve`, whose ``end`` ends the kernel)."""
+    """Every refusal from now on calls ``end`` with why first; the first call counts (:func:`.serve.serve`'s)."""
     _SWITCHES[1](end=end)
+
+
+def refused_outside(why: str) -> None:
+    """A refusal of the kernel's confinement (:mod:`.confine`): every later graded test cell "Not graded" for good."""
+    _SWITCHES[1](outside=why.removeprefix(f"{NOT_GRADED}: "))
 
 
 def refuse_always() -> None:
@@ -285,8 +289,7 @@ def refuse_always() -> None:
 
 
 def verify_watched() -> None:
-    """Run the verification :func:`watch_cells` was handed, if any (a check runs it before and after it compares),
-    after what a cell was refused outside a check (a process, ctypes): "Not graded" for good."""
+    """Run the verification :func:`watch_cells` was handed, if any (a check runs it before and after it compares)."""
     verify = _SWITCHES[1]()[0]
     if verify is not None:
         verify()

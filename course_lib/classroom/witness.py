@@ -44,6 +44,7 @@ import types
 from collections.abc import Callable
 
 from .confine import confine
+from .watch import refused_outside
 
 __all__ = ["EVENT", "KEY_BYTES", "MARK", "cell_files", "ran", "statements", "take"]
 
@@ -274,7 +275,7 @@ def take(path: str) -> None:
     shell = InteractiveShell.instance()
     fingerprint = _fingerprinter()
     expected = {gid: fingerprint(statements(shell, src)) for gid, src in json.loads(cells.decode("utf-8")).items()}
-    confine(refused := [])  # (a write outside the submission's folder: no evidence for any test cell after it)
+    confine(refused := [], refused_outside)  # (a write outside its folder: no test cell after it is graded)
     sys.addaudithook(_signer(_pads(key), expected, shell, cell_files(shell), refused))
     sys.addaudithook(_refuser(shell))  # (after: it refuses another hook)
 
