@@ -47,16 +47,18 @@ second import of torch, and its CPU counts as the caller's. Otherwise (more thre
 OpenMP threads have run can hang at its first parallel region; macOS, whose system libraries are not safe after a
 fork) a small server process imports torch once and forks a clean child per measurement (the idea of
 ``multiprocessing``'s "forkserver", without its re-import of the caller's main script); the server stops, and is
-waited for, when its caller exits. The child calls ``malloc_trim(0)`` where glibc has it (pages of the heap that the
-process it was forked from had freed go back to the operating system, so the call pays for every page it touches,
-as in a new interpreter), builds the inputs, warms the method up on a short input, resets the kernel's
-peak-resident-memory mark (writes ``5`` to ``/proc/self/clear_refs``), reads its resident memory ``VmRSS``, runs
-the method once and reports ``VmHWM - VmRSS``: the largest amount of extra resident memory during the call,
-counted in 4 KiB pages (the child switches transparent huge pages off for itself: with them "always" on, a byte
-touched in a fresh 2 MiB of heap would count as 2 MiB). A
-fresh process per measurement matters because the C allocator keeps freed memory for reuse: in a long-lived
-process a call can reuse pages an earlier call paid for and look free.
-Resolution is a few MiB (pages of code and small buffers touched for the first time). Where
+waited for, when its caller exits. The child builds the inputs and calls the method on them once as a warm-up
+(so the pages of library code a first call loads, and the buffers it sets up for its size, are not counted); then
+it calls ``malloc_trim(0)`` where glibc has it (pages of the heap that the process it was forked from had freed go
+back to the operating system, so the call pays for every page it touches, as in a new interpreter), resets the
+kernel's peak-resident-memory mark (writes ``5`` to ``/proc/self/clear_refs``), reads its resident memory
+``VmRSS``, runs the method once more and reports ``VmHWM - VmRSS``: the largest amount of extra resident memory
+during the call, counted in 4 KiB pages (the child switches transparent huge pages off for itself: with them
+"always" on, a byte touched in a fresh 2 MiB of heap would count as 2 MiB). A fresh process per measurement
+matters because the C allocator keeps freed memory for reuse: in a long-lived process a call can reuse pages an
+earlier call paid for and look free. Resolution is about half a MiB (pages of small buffers touched for the first
+time; with a warm-up on a short input only, about 1 MiB more of library code was paged in during the call, and how
+much varied with what the page cache held). Where
 ``clear_refs`` is unavailable (macOS, old kernels) the child uses the growth of ``ru_maxrss`` instead, which is
 right whenever the call raises the process's all-time peak (large ``N``) and an underestimate otherwise.
 
