@@ -571,6 +571,42 @@ def test_the_nineteenth_trials_reads_of_the_clone_and_torchscript_score_zero_and
 
 
 @needs_grading
+def test_the_twentieth_trials_honest_lines_keep_their_points_and_its_wrong_order_loses_them(tmp_path):
+    """Notebook 13 graded by nbgrader with the guard: tests/heldout's HONEST_13_EXERCISE_2 (``import operator``, a
+    scratch ``print(type(cl))``, each after exercise 2's reference answer) keep every point and are not flagged (each
+    zeroed every exercise after it); WRONG_13_EXERCISE_3 (the most frequent pair merged first) loses exercise 3's
+    visible test cell, unflagged: a wrong answer, not a cheat (it scored 3 of 3)."""
+    from tests.heldout.honest_twentieth import HONEST_13_EXERCISE_2, WRONG_13_EXERCISE_3
+
+    root, assignment, nb_path, source, release = released(tmp_path, "13")
+    exercises = find_exercises(source)
+
+    def answers(extra: str, label: str, replace: bool):
+        def answer(ex: Exercise) -> str:
+            reference = solution_code(source.cells[ex.solution_cell].source)
+            return reference if ex.label != label else extra if replace else f"{reference}\n{extra}"
+
+        return answer
+
+    students = {**{n.replace("_", "-"): (a, "Exercise 2", False) for n, a in HONEST_13_EXERCISE_2.items()},
+                **{n.replace("_", "-"): (a, "Exercise 3", True) for n, a in WRONG_13_EXERCISE_3.items()}}  # fmt: skip
+    for student, (code, label, replace) in students.items():
+        submit(root, assignment, nb_path.name, student, submission(source, release, answers(code, label, replace)))
+    graded = autograde_class(root, assignment, jobs=2, progress=False, env=grading_environ())
+    assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
+    summaries, flags = class_report(root, assignment)
+    assert not flags, flags
+    scores = {s.grade_id: s.scores for s in summaries}
+    for ex in exercises:
+        for cell in graded_cells(source, ex):
+            grade_id, points = (source.cells[cell].metadata["nbgrader"][key] for key in ("grade_id", "points"))
+            for student in students:
+                wrong = student.startswith("w1") and ex.label == "Exercise 3"
+                if not (wrong and cell != ex.check_cell):  # its hidden tests may pass on their random inputs
+                    assert scores[grade_id][student] == (0 if wrong else points), (student, grade_id)
+
+
+@needs_grading
 def test_the_thirteenth_trials_cheats_on_04_score_zero_and_are_flagged(tmp_path):
     """Each of tests/heldout's THIRTEENTH_04, FOURTEENTH_04 and FIFTEENTH_04 attacks handed in after the reference
     answer of exercise 1 (by hand), graded by nbgrader with the guard, as its own student: the kernel or its shell

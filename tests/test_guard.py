@@ -60,7 +60,7 @@ TAMPERING = {
     "a module handed to a function that patches it": "def patch(m):\n    m.softmax = print\npatch(F)",
     "a module aliased by unpacking": "G, H = F, 1\nG.softmax = print",
     "a module kept in a list": "mods = [cl]",
-    "a module imported by from-import, handed on": "from course_lib.classroom import checks\nprint(checks)",
+    "a module imported by from-import, handed on": "from course_lib.classroom import checks\npatch(checks)",
     "a locked module alias patched inside a function": "def f():\n    F.softmax = lambda x, dim: x\n    return 1",
     "a locked value changed in place inside a function": "def f(x):\n    weights.reverse()\n    return x",
     "a locked value's item set inside a function": "def f(x):\n    weights[0] = 0.5\n    return x",
@@ -123,6 +123,16 @@ TAMPERING = {
     "TorchScript's script module defining code from a string": "m = torch.jit.ScriptModule()\nm.define(text)",
     "torch.fx's code generation": "class G(torch.fx.CodeGen):\n    def gen_fn_def(self, *a):\n        return text",
 }
+# What the twentieth trial's honest lines pass by, still flagged where the same words reach further
+STILL_FLAGGED = {
+    "operator's attrgetter": "import operator\nf = operator.attrgetter('x')",
+    "operator handed on": "import operator\nops = [operator]",
+    "sys's tables": "import sys\nprint(sys.modules)",
+    "a module given to a reading builtin the cell rebinds": "def print(*a):\n    a[0].check_answer = None\nprint(cl)",
+    "a module given to two-argument type": "T = type('T', (), {})\nS = type(cl, (), {})",
+    "vars changed, not printed": "print(vars(cl).update(check_answer=None))",
+    "vars kept": "table = vars(cl)\nprint(table)",
+}
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
     "a function using the library": "def attend(q, k, v):\n    w = torch.softmax(q @ k.T, -1)\n    return w @ v",
@@ -162,6 +172,13 @@ HONEST = {
     "harmless names from operator and types": "from operator import itemgetter\nfrom types import SimpleNamespace\n"
     "def f(rows):\n    return sorted(rows, key=itemgetter(0)), SimpleNamespace(a=1)",
     "a class's name in its repr": "class A:\n    def __repr__(self):\n        return self.__class__.__name__",
+    # a twentieth trial: each of these zeroed every exercise after it
+    "operator imported whole, for harmless functions": "import operator as op\nimport operator\n"
+    "def f(rows):\n    return sorted(rows, key=operator.itemgetter(1)), op.add(1, 2)",
+    "sys for the size of an object": "import sys\ndef size(x):\n    return sys.getsizeof(x)\nprint(sys.version_info)",
+    "pprint for a table": "from pprint import pprint\npprint({'a': 1})",
+    "what a module or an object is, printed": "print(type(cl), cl)\nprint(dir(torch)[:3], id(cl), repr(torch))\n"
+    "class Node:\n    pass\nprint(vars(Node()))",
     "functools.wraps as a decorator": (
         "import functools\ndef logged(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
         "    return inner\nw = functools.update_wrapper(lambda: 1, len)"
@@ -172,6 +189,11 @@ HONEST = {
 @pytest.mark.parametrize("case", sorted(TAMPERING))
 def test_tampering_is_found(case):
     assert tampering(TAMPERING[case], PROTECTED, MODULES), case
+
+
+@pytest.mark.parametrize("case", sorted(STILL_FLAGGED))
+def test_what_reaches_further_than_an_honest_line_is_still_flagged(case):
+    assert tampering(STILL_FLAGGED[case], PROTECTED, MODULES), case
 
 
 @pytest.mark.parametrize("case", sorted(HONEST))

@@ -15,7 +15,7 @@ import course_lib as cl
 from course_lib.classroom.reach import ShortcutError
 from course_lib.paths import ROOT
 
-WRONG_ORDER = '''
+WRONG_ORDER = """
 def bpe_encode(text, merges):  # the most frequent known pair first: wrong
     rank = {tuple(pair): i for i, pair in enumerate(merges)}
     ids = list(text.encode("utf-8"))
@@ -25,15 +25,15 @@ def bpe_encode(text, merges):  # the most frequent known pair first: wrong
             return ids
         pair = known.most_common(1)[0][0]
         ids = merge(ids, pair, 256 + rank[pair])
-'''
-SITES = '''
+"""
+SITES = """
 def merge(ids, pair, new_id):  # through the course's scan for the pair's sites: a shortcut
     sites, out, i = set(cl.bpe._sites(ids, tuple(pair))), [], 0
     while i < len(ids):
         out.append(new_id if i in sites else ids[i])
         i += 2 if i in sites else 1
     return out
-'''
+"""
 
 
 def _cell(marker: str) -> str:

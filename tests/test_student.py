@@ -16,7 +16,7 @@ import pytest
 
 from course_lib.classroom import student
 from course_lib.classroom.exercises import Unanswered
-from course_lib.classroom.nbgrader_source import nbgrader_notebook
+from course_lib.classroom.nbgrader_source import YOUR_VARIANT, nbgrader_notebook
 from course_lib.classroom.notebook import HIDDEN_BEGIN, find_exercises, set_variant, without_hidden_tests, written_parts
 from course_lib.classroom.stubs import solution_regions, stub_source
 from course_lib.classroom.student import WRITTEN_STUB, student_notebook
@@ -320,7 +320,9 @@ def test_nbgrader_source_leaves_only_the_variant_line_editable():
     nb = toy_notebook()
     nb.cells[1].source += "\nVARIANT = 0  # your own numbers\nnumbers = cl.variant_numbers(VARIANT, 'x', 1, int)"
     source, exercises = nbgrader_notebook(nb, "00_toy")
-    assert source.cells[1].source == "VARIANT = 0  # your own numbers" and "nbgrader" not in source.cells[1].metadata
+    note = YOUR_VARIANT["en"]  # what to write there, and why (a twentieth trial: the text's numbers scored zero)
+    assert source.cells[1].source == note + "VARIANT = 0  # your own numbers"
+    assert "nbgrader" not in source.cells[1].metadata and "nbgrader user name" in note
     assert "VARIANT = 0" not in source.cells[2].source and source.cells[2].metadata["nbgrader"]["locked"]
     assert [(e.solution_cell, e.check_cell) for e in exercises] == [(4, 6), (8, 10), (11, 12)]  # moved down by one
     for e in exercises:
@@ -329,7 +331,7 @@ def test_nbgrader_source_leaves_only_the_variant_line_editable():
     alone = toy_notebook()
     alone.cells.insert(2, nbformat.v4.new_code_cell("VARIANT = 0"))
     source, _ = nbgrader_notebook(alone, "00_toy")
-    assert source.cells[2].source == "VARIANT = 0" and "nbgrader" not in source.cells[2].metadata
+    assert source.cells[2].source == note + "VARIANT = 0" and "nbgrader" not in source.cells[2].metadata
 
 
 def test_nbgrader_accepts_the_export():

@@ -164,8 +164,19 @@ def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name
         ex.hidden_cell = ex.check_cell + 1
 
 
+# What the editable VARIANT cell tells a student (a twentieth trial: answers for the text's numbers scored zero)
+YOUR_VARIANT = {
+    "en": '# Your numbers: write your nbgrader user name in quotes, e.g. VARIANT = "s1234567", and run the notebook\n'
+    "# again. The grader sets VARIANT to your user name: answers for the text's numbers (VARIANT = 0) score zero.\n",
+    "zh": '# 你的题目数字：在引号中写上你的 nbgrader 用户名，例如 VARIANT = "s1234567"，然后重新运行笔记本。\n'
+    "# 评分程序会把 VARIANT 设为你的用户名：按正文中的数字（VARIANT = 0）作答会得零分。\n",
+}
+
+
 def _variant_cell_of_its_own(nb: NotebookNode, exercises: list[Exercise]) -> None:
-    """Move the ``VARIANT = ...`` line out of its (locked) cell into an editable cell just before it, in place."""
+    """Move the ``VARIANT = ...`` line out of its (locked) cell into an editable cell just before it, in place, with
+    a note on what to write there."""
+    note = YOUR_VARIANT["zh" if is_chinese(nb) else "en"]
     for i, cell in enumerate(nb.cells):
         found = VARIANT_RE.search(cell.source) if cell.cell_type == "code" else None
         if found is None:
@@ -173,9 +184,10 @@ def _variant_cell_of_its_own(nb: NotebookNode, exercises: list[Exercise]) -> Non
         rest = (cell.source[: found.start()] + cell.source[found.end() :]).strip("\n")
         if not rest.strip():  # the line is the whole cell: it only needs unlocking
             del cell.metadata["nbgrader"]
+            cell.source = note + found.group(0)
             return
         cell.source = rest
-        variant = nbformat.v4.new_code_cell(found.group(0), id=f"{cell.get('id', 'cell')}-variant"[:64])
+        variant = nbformat.v4.new_code_cell(note + found.group(0), id=f"{cell.get('id', 'cell')}-variant"[:64])
         nb.cells.insert(i, variant)
         for ex in exercises:
             ex.solution_cell += ex.solution_cell >= i

@@ -6,7 +6,8 @@ checks a student runs in the lab do not read cells, so nothing warned before. Th
 notebook (the released one, with nbgrader's cell metadata) as the guard will, and prints each finding with its cell
 and line, or that there is none; its exit status is 1 if something was found. A student runs it before handing in;
 a teaching assistant runs it on a flagged submission to see the lines at once (the guide's grading checklist: how a
-flag the assistant judges a false alarm is overruled).
+flag the assistant judges a false alarm is overruled). It also says so where the ``VARIANT`` cell still holds ``0``:
+the grader writes the student's user name there, and answers for the text's numbers then score zero.
 """
 
 from __future__ import annotations
@@ -19,8 +20,21 @@ from pathlib import Path
 import nbformat
 
 from .guard import findings
+from .notebook import VARIANT_RE
 
-__all__ = ["main", "report"]
+__all__ = ["WHAT_TO_DO", "main", "report"]
+
+WHAT_TO_DO = (
+    "What this means: when the grader reads a flagged line, every graded check after it is 'Not graded' (zero for\n"
+    "those exercises) and the class report lists the notebook for a teaching assistant. Write each flagged line\n"
+    "another way (most are imports or tools an answer does not need), run this again until it flags nothing, then\n"
+    "hand in. If you cannot, tell your teaching assistant which line and why."
+)
+VARIANT_LEFT = (
+    "the VARIANT cell still says VARIANT = 0: the grader sets VARIANT to your nbgrader user name and checks the\n"
+    '  by-hand answers against that name\'s numbers; write VARIANT = "<your user name>", run the notebook again and\n'
+    "  answer for the numbers it prints"
+)
 
 
 def report(path: Path) -> list[str]:
@@ -30,7 +44,10 @@ def report(path: Path) -> list[str]:
     for index, problems in findings(nb):
         first = next((line.strip() for line in nb.cells[index].source.splitlines() if line.strip()), "")
         lines += [f"code cell {index} ({first[:60]!r}): {problem}" for problem in problems]
-    return lines
+    variants = [VARIANT_RE.search(c.source) for c in nb.cells if c.cell_type == "code"]
+    values = [m.group(0).split("=", 1)[1].split("#")[0].strip() for m in variants if m]
+    assignment = any("nbgrader" in c.metadata for c in nb.cells)  # the course's own notebooks say 0, as they should
+    return lines + ([VARIANT_LEFT] if assignment and values[:1] == ["0"] else [])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{path}: " + ("the grader's reading flags:" if lines else "nothing the grader's reading flags"))
         for line in lines:
             print(f"  {line}")
+    if found:
+        print(WHAT_TO_DO)
     return 1 if found else 0
 
 

@@ -37,11 +37,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
-import importlib.util
-import os
 
 from .dunders import dunder_strings
+from .harmless import SYS_PLAIN, harmless_import, is_module, printed, shown
 from .reaching import reached_through
 from .shell_words import SHELL_WORDS, names_read, shell_reach
 from .syntax import (
@@ -76,11 +74,6 @@ _INTERNALS = {"__dict__", "__code__", "__globals__", "__closure__", "__defaults_
               "__loader__", "__spec__", "f_globals", "f_locals", "f_back", "f_builtins", "currentframe",
               "_getframe", "__import__"}  # fmt: skip
 # (IPython's shell, reached by attributes with plain names, is read in .shell_words: a local "parent" is no shell)
-# What a module made for reaching into other code also holds that reaches nothing: importing only these is no reaching
-_HARMLESS_FROM = {"types": {"SimpleNamespace"}, "operator": {"itemgetter", "add", "sub", "mul", "truediv", "floordiv",
-                  "mod", "pow", "neg", "pos", "abs", "matmul", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_",
-                  "xor", "not_", "invert", "index", "truth", "contains", "concat"}}  # fmt: skip
-_SYS_PLAIN = {"float_info", "int_info", "maxsize", "version", "version_info", "platform", "stdout", "stderr"}
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update", "setdefault",
              "popitem", "add", "discard", "copy_", "fill_", "zero_", "__setitem__"}  # fmt: skip
 _COMPARING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}  # a value's own ==: a check's verdict
@@ -95,7 +88,7 @@ _SWITCHING_MODULES = ("torch.library", "torch.overrides", "torch.utils._python_d
 _ALLOWED_MODULES = {"torch", "numpy", "math", "cmath", "course_lib", "functools", "itertools", "collections", "heapq",
                     "bisect", "copy", "dataclasses", "typing", "string", "re", "statistics", "random", "time", "json",
                     "unicodedata", "warnings", "abc", "enum", "fractions", "decimal", "textwrap", "matplotlib",
-                    "seaborn", "tqdm", "sacrebleu", "tokenizers", "einops"}  # fmt: skip
+                    "pprint", "seaborn", "tqdm", "sacrebleu", "tokenizers", "einops"}  # fmt: skip
 
 
 def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str], imports: dict[str, str]) -> list[str]:
@@ -104,8 +97,8 @@ def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str], imports:
         same = {name for name, key in import_keys(node).items() if imports.get(name) == key}  # import math again
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             reaching = {a.name.split(".")[0] for a in node.names} | {(getattr(node, "module", "") or "").split(".")[0]}
-            if {a.name for a in node.names} <= _HARMLESS_FROM.get(getattr(node, "module", None), set()):
-                reaching = set()  # (from operator import itemgetter: a second trial's honest answer)
+            if harmless_import(node, tree):  # (from operator import itemgetter; import operator for operator.add)
+                reaching = set()
             found += [f"line {node.lineno}: imports {m}, made for reaching into other code"
                       for m in sorted(reaching & _REACHING_MODULES)]  # fmt: skip
             found += _unusual_imports(node)
@@ -138,7 +131,7 @@ def _internals(node: ast.AST, libraries: set[str]) -> list[str]:
     root = getattr(_root(node), "id", None) if isinstance(node, ast.Attribute) else None
     if isinstance(node, ast.ImportFrom) and any(a.name in _INTERNALS | SHELL_WORDS for a in node.names):
         return [f"line {node.lineno}: imports a name of {node.module} that reaches other code"]
-    if root == "sys" and node.attr not in _SYS_PLAIN or root in libraries and node.attr in ("load", "hub"):
+    if root == "sys" and node.attr not in SYS_PLAIN or root in libraries and node.attr in ("load", "hub"):
         return [f"line {node.lineno}: uses {root}.{node.attr}, which reaches other code"]
     return []
 
@@ -179,34 +172,17 @@ def _changes(tree: ast.AST, globals_: set[int], protected: set[str], modules: se
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def _is_module(dotted: str) -> bool:
-    """Whether ``dotted`` names an installed module or package (looked up on disk, nothing imported)."""
-    top, *rest = dotted.split(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return False
-    paths = list(spec.submodule_search_locations or []) if spec is not None else []
-    for part in rest[:-1]:
-        paths = [os.path.join(p, part) for p in paths if os.path.isdir(os.path.join(p, part))]
-    if spec is None or not rest:
-        return spec is not None
-    return any(name == rest[-1] or name.startswith(rest[-1] + ".") for p in paths for name in os.listdir(p))
-
-
 def _handed_on(tree: ast.AST, globals_: set[int], modules: set[str]) -> list[str]:
     """``getattr`` taken as a value, and a module handed on as a value: aliases no reading can follow."""
     used = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}  # called, or read an attribute of
     used |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     used |= {id(n.args[0]) for n in ast.walk(tree) if _literal_getattr(n)}  # getattr(torch, "float64")
+    used |= shown(tree)  # print(type(cl)): read, not handed on
     followed = {id(n.value) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
                 and n.value is not None and all(isinstance(t, ast.Name) for t in _targets(n))}  # fmt: skip
     imported = {a.asname or a.name: f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 and n.module and not n.level for a in n.names}  # fmt: skip
-    modules = (
-        modules | {"cl", "course_lib", "torch"} | {name for name, dotted in imported.items() if _is_module(dotted)}
-    )
+    modules = modules | {"cl", "course_lib", "torch"} | {name for name, dotted in imported.items() if is_module(dotted)}
     grown = True
     while grown:  # G = F: G is the module too
         new = {t.id for n in ast.walk(tree) if id(getattr(n, "value", None)) in followed
@@ -243,7 +219,7 @@ def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[s
 
 def _indirection(tree: ast.AST, protected: set[str], modules: set[str], libraries: set[str], **read_as) -> list[str]:
     found = []
-    named = names_read(tree)  # (x.__class__.__name__: a name, read)
+    named = names_read(tree) | printed(tree)  # (x.__class__.__name__: a name, read; print(vars(x)))
     for node in ast.walk(tree):
         magic = magic_code(node)
         if magic is not None and magic[0] in HARMLESS_MAGICS:

@@ -1,0 +1,46 @@
+"""Held-out answers from a twentieth lecturer's trial (2026-12-05) on notebook 13; tests/test_grading.py grades them
+with nbgrader.
+
+Honest, each appended to the reference answer of exercise 2 (``merge``), each of which zeroed every exercise after it,
+flagged as tampering (:mod:`course_lib.classroom.harmless` now reads them as what they are):
+
+- h4_operator: ``import operator`` for ``operator.itemgetter`` (the whole module, only harmless attributes of it);
+- h7_debug: ``from pprint import pprint`` and ``print(type(cl))``, a student's scratch lines.
+
+Wrong, in place of exercise 3's answer (``bpe_encode``), scoring 3 of 3 unflagged before its check tried fixed cases:
+
+- w1_most_frequent: merges the most frequent known pair first, not the one learned first.
+"""
+
+HONEST_13_EXERCISE_2 = {
+    "h4_operator": """
+import operator
+
+
+def _by_count(counts):
+    return sorted(counts.items(), key=operator.itemgetter(1), reverse=True)
+""",
+    "h7_debug": """
+from pprint import pprint
+
+print(type(cl))
+pprint({"merge": merge([1, 2, 1, 2], (1, 2), 300)})
+""",
+}
+
+WRONG_13_EXERCISE_3 = {
+    "w1_most_frequent": """
+import collections
+
+
+def bpe_encode(text, merges):
+    rank = {tuple(pair): i for i, pair in enumerate(merges)}
+    ids = list(text.encode("utf-8"))
+    while True:
+        known = collections.Counter(pair for pair in zip(ids, ids[1:]) if pair in rank)
+        if not known:
+            return ids
+        pair = known.most_common(1)[0][0]
+        ids = merge(ids, pair, 256 + rank[pair])
+""",
+}
