@@ -575,8 +575,10 @@ def test_the_twentieth_trials_honest_lines_keep_their_points_and_its_wrong_order
     """Notebook 13 graded by nbgrader with the guard: tests/heldout's HONEST_13_EXERCISE_2 (``import operator``, a
     scratch ``print(type(cl))``, each after exercise 2's reference answer) keep every point and are not flagged (each
     zeroed every exercise after it); WRONG_13_EXERCISE_3 (the most frequent pair merged first) loses exercise 3's
-    visible test cell, unflagged: a wrong answer, not a cheat (it scored 3 of 3)."""
-    from tests.heldout.honest_twentieth import HONEST_13_EXERCISE_2, WRONG_13_EXERCISE_3
+    visible test cell, unflagged: a wrong answer, not a cheat (it scored 3 of 3); TABLE_13_EXERCISE_2 (a table of
+    literal values beside a right answer, as the trial's lookup answers held) keeps its points and is flagged."""
+    from course_lib.classroom.flags import LOOKED_UP
+    from tests.heldout.honest_twentieth import HONEST_13_EXERCISE_2, TABLE_13_EXERCISE_2, WRONG_13_EXERCISE_3
 
     root, assignment, nb_path, source, release = released(tmp_path, "13")
     exercises = find_exercises(source)
@@ -589,13 +591,14 @@ def test_the_twentieth_trials_honest_lines_keep_their_points_and_its_wrong_order
         return answer
 
     students = {**{n.replace("_", "-"): (a, "Exercise 2", False) for n, a in HONEST_13_EXERCISE_2.items()},
+                **{n.replace("_", "-"): (a, "Exercise 2", False) for n, a in TABLE_13_EXERCISE_2.items()},
                 **{n.replace("_", "-"): (a, "Exercise 3", True) for n, a in WRONG_13_EXERCISE_3.items()}}  # fmt: skip
     for student, (code, label, replace) in students.items():
         submit(root, assignment, nb_path.name, student, submission(source, release, answers(code, label, replace)))
     graded = autograde_class(root, assignment, jobs=2, progress=False, env=grading_environ())
     assert sorted(graded) == sorted(students) and all(g.ok for g in graded.values()), graded
     summaries, flags = class_report(root, assignment)
-    assert not flags, flags
+    assert list(flags) == ["c2-table"] and all(LOOKED_UP in why for _, why in flags["c2-table"]), flags
     scores = {s.grade_id: s.scores for s in summaries}
     for ex in exercises:
         for cell in graded_cells(source, ex):

@@ -2,7 +2,8 @@
 cells that were not graded or refused something, read from the autograded notebooks; the cells in which the guard's
 reading finds tampering (:func:`course_lib.classroom.guard.findings`, read again here, so that no submission that
 tampers is listed as clean); a by-hand answer computed with the library (:mod:`course_lib.classroom.calculator`);
-the files a submission wrote while it was graded; a notebook nbgrader could not grade, and why."""
+an answer cell holding a table of literal values (:mod:`course_lib.classroom.tables`); the files a submission wrote
+while it was graded; a notebook nbgrader could not grade, and why."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 import nbformat
 
 from .messages import NUMPY_ZH_START
+from .tables import literal_table
 
 __all__ = [
     "BY_HAND_WITH_LIBRARY",
+    "LOOKED_UP",
     "RECHECKED",
     "SILENT",
     "NOT_AUTOGRADED",
@@ -40,6 +43,7 @@ NOT_YET = "not autograded yet: this student has no autograded folder (grade the 
 RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the assignment ({names}); nbgrader "
            "grades a notebook by its name: rename it and grade again")  # fmt: skip
 BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
+LOOKED_UP = "an answer cell holding a table of literal values (answers looked up, not computed?): look at it"
 NOT_THE_ASSIGNMENT = (
     "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
     "or an export?), so nbgrader graded nothing: ask for the answers in release/ASSIGNMENT/"
@@ -113,6 +117,9 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
             found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
         for i, used in library_calls(nb):
             found.append((f"{path.stem}, code cell {i}", f"{BY_HAND_WITH_LIBRARY}: {', '.join(used)}"))
+        answers = [(i, c) for i, c in enumerate(nb.cells) if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+        for i, why in ((i, literal_table("".join(c.source))) for i, c in answers if c.cell_type == "code"):
+            found += [(f"{path.stem}, code cell {i}", f"{LOOKED_UP}: {why}")] if why else []
     found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
     found += [(name, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment)) for name in unmarked]
     return found

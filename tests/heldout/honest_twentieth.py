@@ -10,6 +10,12 @@ flagged as tampering (:mod:`course_lib.classroom.harmless` now reads them as wha
 Wrong, in place of exercise 3's answer (``bpe_encode``), scoring 3 of 3 unflagged before its check tried fixed cases:
 
 - w1_most_frequent: merges the most frequent known pair first, not the one learned first.
+
+A lookup table, appended to exercise 2's reference answer: the trial's c2 answered from a dictionary of the checks'
+inputs and outputs (full marks, unflagged); its points cannot be refused, but the class report now flags the table
+(:mod:`course_lib.classroom.tables`):
+
+- c2_table: a dictionary of 120 literal values beside the answer.
 """
 
 HONEST_13_EXERCISE_2 = {
@@ -43,4 +49,8 @@ def bpe_encode(text, merges):
         pair = known.most_common(1)[0][0]
         ids = merge(ids, pair, 256 + rank[pair])
 """,
+}
+
+TABLE_13_EXERCISE_2 = {
+    "c2_table": "ANSWERS = {" + ", ".join(f"({i}, {i + 1}): [{i}, {i + 2}]" for i in range(30)) + "}\n",
 }
