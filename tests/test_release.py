@@ -342,3 +342,13 @@ def test_an_assignments_colab_cell_clones_the_student_releases_repository(tmp_pa
     cells = [c for c in nb.cells if c.get("id") == colab_cell.CELL_ID]
     assert len(cells) == 1 and cells[0].source == colab_cell.cell_source("uni-x/attention-2027", "main")
     assert "uni-x/attention-2027" in cells[0].source and colab_cell.GITHUB_REPOSITORY not in cells[0].source
+
+
+@needs_nbgrader
+def test_an_assignment_made_without_the_release_repository_says_so(tmp_path, capsys):
+    """A twentieth trial: ``make assignment`` as the README writes it (no RELEASE_REPOSITORY) made a Colab cell that
+    clones the course's placeholder, silently; the command now warns, and says what to add."""
+    assert release.main(["assignment", str(NOTEBOOKS[4]), "--course", str(tmp_path / "c1")]) == 0
+    assert release.NO_REPOSITORY in capsys.readouterr().err and "RELEASE_REPOSITORY=" in release.NO_REPOSITORY
+    assert release.main(["assignment", str(NOTEBOOKS[4]), "--course", str(tmp_path / "c2"), "--repository", "u/x"]) == 0
+    assert release.NO_REPOSITORY not in capsys.readouterr().err

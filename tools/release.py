@@ -220,6 +220,13 @@ def point_colab(nb: nbformat.NotebookNode, repository: str, branch: str) -> nbfo
     return nb
 
 
+NO_REPOSITORY = (
+    f"warning: no RELEASE_REPOSITORY (--repository): the assignment's Colab cell clones {colab_cell.GITHUB_REPOSITORY},"
+    " the course's own setting, and in Colab `import course_lib` fails until it names the student release's repository"
+    " (make assignment ... RELEASE_REPOSITORY=<owner>/<name>)"
+)
+
+
 def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None,
                repository: str | None = None, branch: str = "student") -> Path:  # fmt: skip
     """An nbgrader assignment of ``notebook`` in the course folder (:func:`assignment_name`); its Colab cell, a
@@ -275,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         made = assignment(args.notebook, args.course, points=args.points, repository=args.repository,
                           branch=args.colab_branch)  # fmt: skip
         print(f"release: {made}")
+        if not args.repository:  # (a twentieth trial: the README's command made a Colab cell that clones a placeholder)
+            print(NO_REPOSITORY, file=sys.stderr)
     else:
         done = run_nbgrader(args.course, *[a for a in args.args if a != "--"])
         sys.stdout.write(done.stdout)
