@@ -167,9 +167,11 @@ def _hidden_tests_of_their_own(nb: NotebookNode, exercises: list[Exercise], name
 # What the editable VARIANT cell tells a student (a twentieth trial: answers for the text's numbers scored zero)
 YOUR_VARIANT = {
     "en": '# Your numbers: write your nbgrader user name in quotes, e.g. VARIANT = "s1234567", and run the notebook\n'
-    "# again. The grader sets VARIANT to your user name: answers for the text's numbers (VARIANT = 0) score zero.\n",
+    "# again. The grader sets VARIANT to your user name: answers for the text's numbers (VARIANT = 0) score zero.\n"
+    "# Before you hand in: python -m course_lib.classroom.precheck <this notebook> shows what the grader refuses.\n",
     "zh": '# 你的题目数字：在引号中写上你的 nbgrader 用户名，例如 VARIANT = "s1234567"，然后重新运行笔记本。\n'
-    "# 评分程序会把 VARIANT 设为你的用户名：按正文中的数字（VARIANT = 0）作答会得零分。\n",
+    "# 评分程序会把 VARIANT 设为你的用户名：按正文中的数字（VARIANT = 0）作答会得零分。\n"
+    "# 交作业之前运行 python -m course_lib.classroom.precheck <这个笔记本>，看看评分程序会拒绝什么。\n",
 }
 
 
