@@ -4,7 +4,7 @@ trial: an honest answer flagged at grading time only, no warning in the lab)."""
 import nbformat
 import pytest
 
-from course_lib.classroom.precheck import VARIANT_LEFT, WHAT_TO_DO, main, report
+from course_lib.classroom.precheck import VARIANT_LEFT, WHAT_TO_DO, main, report, variant_left
 
 
 def _assignment(tmp_path, answer, variant="VARIANT = 's1234567'"):
@@ -55,10 +55,12 @@ def test_a_twentieth_trials_honest_lines_are_clean(tmp_path, answer):
 def test_a_variant_left_at_0_is_said_with_what_to_write(tmp_path, capsys):
     """A twentieth trial: an honest student kept VARIANT = 0 and answered for the text's numbers: zero, no warning."""
     path = _assignment(tmp_path, "def f(x):\n    return x", variant="VARIANT = 0  # your numbers")
-    assert report(path) == [VARIANT_LEFT] and main([str(path)]) == 1
-    assert 'write VARIANT = "<your user name>"' in capsys.readouterr().out
+    assert report(path) == [] and variant_left(path) and main([str(path)]) == 1
+    out = capsys.readouterr().out  # a warning of its own: nothing is "Not graded" for it (a re-check of the trial)
+    assert f"nothing the grader's reading flags\n  {VARIANT_LEFT}" in out and WHAT_TO_DO not in out
+    assert 'VARIANT = "<your user name>"' in VARIANT_LEFT
     plain = nbformat.read(path, as_version=4)
     for cell in plain.cells:  # the course's own notebook (no nbgrader cells): 0 is its numbers, as it should be
         del cell.metadata["nbgrader"]
     nbformat.write(plain, path)
-    assert report(path) == []
+    assert not variant_left(path) and main([str(path)]) == 0

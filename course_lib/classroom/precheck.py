@@ -22,7 +22,7 @@ import nbformat
 from .guard import findings
 from .notebook import VARIANT_RE
 
-__all__ = ["WHAT_TO_DO", "main", "report"]
+__all__ = ["VARIANT_LEFT", "WHAT_TO_DO", "main", "report", "variant_left"]
 
 WHAT_TO_DO = (
     "What this means: when the grader reads a flagged line, every graded check after it is 'Not graded' (zero for\n"
@@ -31,9 +31,9 @@ WHAT_TO_DO = (
     "hand in. If you cannot, tell your teaching assistant which line and why."
 )
 VARIANT_LEFT = (
-    "the VARIANT cell still says VARIANT = 0: the grader sets VARIANT to your nbgrader user name and checks the\n"
-    '  by-hand answers against that name\'s numbers; write VARIANT = "<your user name>", run the notebook again and\n'
-    "  answer for the numbers it prints"
+    "warning: the VARIANT cell still says VARIANT = 0. The grader sets VARIANT to your nbgrader user name and checks\n"
+    "  the by-hand answers against that name's numbers, so answers for the text's numbers score zero: write\n"
+    '  VARIANT = "<your user name>", run the notebook again and answer for the numbers it prints.'
 )
 
 
@@ -44,28 +44,36 @@ def report(path: Path) -> list[str]:
     for index, problems in findings(nb):
         first = next((line.strip() for line in nb.cells[index].source.splitlines() if line.strip()), "")
         lines += [f"code cell {index} ({first[:60]!r}): {problem}" for problem in problems]
+    return lines
+
+
+def variant_left(path: Path) -> bool:
+    """Whether the assignment notebook at ``path`` still has ``VARIANT = 0`` (the course's own notebooks, with no
+    nbgrader cell, say 0, as they should)."""
+    nb = nbformat.read(path, as_version=4)
     variants = [VARIANT_RE.search(c.source) for c in nb.cells if c.cell_type == "code"]
     values = [m.group(0).split("=", 1)[1].split("#")[0].strip() for m in variants if m]
-    assignment = any("nbgrader" in c.metadata for c in nb.cells)  # the course's own notebooks say 0, as they should
-    return lines + ([VARIANT_LEFT] if assignment and values[:1] == ["0"] else [])
+    return any("nbgrader" in c.metadata for c in nb.cells) and values[:1] == ["0"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="+", type=Path, help="assignment notebooks (.ipynb), as handed in")
     args = parser.parse_args(argv)
-    found = False
+    flagged = warned = False
     for path in args.notebooks:
         if not path.is_file():
             parser.error(f"{path}: no such notebook")
-        lines = report(path)
-        found = found or bool(lines)
+        lines, left = report(path), variant_left(path)
+        flagged, warned = flagged or bool(lines), warned or left
         print(f"{path}: " + ("the grader's reading flags:" if lines else "nothing the grader's reading flags"))
         for line in lines:
             print(f"  {line}")
-    if found:
+        if left:
+            print(f"  {VARIANT_LEFT}")
+    if flagged:
         print(WHAT_TO_DO)
-    return 1 if found else 0
+    return 1 if flagged or warned else 0
 
 
 if __name__ == "__main__":
