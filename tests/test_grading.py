@@ -575,7 +575,8 @@ def test_the_twentieth_trials_honest_lines_keep_their_points_and_its_wrong_order
     """Notebook 13 graded by nbgrader with the guard: tests/heldout's HONEST_13_EXERCISE_2 (``import operator``, a
     scratch ``print(type(cl))``, each after exercise 2's reference answer) keep every point and are not flagged (each
     zeroed every exercise after it); WRONG_13_EXERCISE_3 (the most frequent pair merged first) loses exercise 3's
-    visible test cell, unflagged: a wrong answer, not a cheat (it scored 3 of 3); TABLE_13_EXERCISE_2 (a table of
+    test cells, its check and its hidden tests (fixed cases in both), unflagged: a wrong answer, not a cheat (it
+    scored 3 of 3); TABLE_13_EXERCISE_2 (a table of
     literal values beside a right answer, as the trial's lookup answers held) keeps its points and is flagged."""
     from course_lib.classroom.flags import LOOKED_UP
     from tests.heldout.honest_twentieth import HONEST_13_EXERCISE_2, TABLE_13_EXERCISE_2, WRONG_13_EXERCISE_3
@@ -604,9 +605,8 @@ def test_the_twentieth_trials_honest_lines_keep_their_points_and_its_wrong_order
         for cell in graded_cells(source, ex):
             grade_id, points = (source.cells[cell].metadata["nbgrader"][key] for key in ("grade_id", "points"))
             for student in students:
-                wrong = student.startswith("w1") and ex.label == "Exercise 3"
-                if not (wrong and cell != ex.check_cell):  # its hidden tests may pass on their random inputs
-                    assert scores[grade_id][student] == (0 if wrong else points), (student, grade_id)
+                wrong = student.startswith("w1") and ex.label == "Exercise 3"  # the check and the hidden tests
+                assert scores[grade_id][student] == (0 if wrong else points), (student, grade_id)
 
 
 @needs_grading

@@ -42,10 +42,10 @@ def _cell(marker: str) -> str:
     return source
 
 
-def _run(answer_2: str | None = None, answer_3: str | None = None) -> None:
+def _run(answer_2: str | None = None, answer_3: str | None = None, check_3: str | None = None) -> None:
     namespace = {"cl": cl, "torch": torch, "collections": collections}
     cells = [answer_2 or _cell("def merge(ids, pair, new_id):"), _cell("BPE_FUNCTIONS = "),  # exercise 2's check
-             answer_3 or _cell("def bpe_encode(text, merges):"), _cell("def encode_inputs(g):")]  # fmt: skip
+             answer_3 or _cell("def bpe_encode(text, merges):"), check_3 or _cell("def encode_inputs(g):")]  # fmt: skip
     for i, source in enumerate(cells):  # each cell a file of its own, as in a kernel: the check tells its own apart
         exec(compile(source, f"<cell {i}>", "exec"), namespace)
 
@@ -54,9 +54,12 @@ def test_the_reference_solutions_pass_both_checks():
     _run()
 
 
-def test_merging_the_most_frequent_pair_first_fails_exercise_3s_check():
+def test_merging_the_most_frequent_pair_first_fails_exercise_3s_check_and_its_hidden_tests():
     with pytest.raises(AssertionError, match=r"bpe_encode\('abcbc'"):
         _run(answer_3=WRONG_ORDER)
+    hidden_only = _cell("def encode_inputs(g):").split("### BEGIN HIDDEN TESTS")[1]  # (a re-check: they passed it)
+    with pytest.raises(AssertionError, match=r"bpe_encode\('xyzyzyz'"):
+        _run(answer_3=WRONG_ORDER, check_3=_cell("def encode_inputs(g):").split("# Fixed cases")[0] + hidden_only)
 
 
 def test_the_scan_for_a_pairs_sites_is_a_shortcut_in_exercise_2():
