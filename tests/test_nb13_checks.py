@@ -14,18 +14,9 @@ import torch
 import course_lib as cl
 from course_lib.classroom.reach import ShortcutError
 from course_lib.paths import ROOT
+from tests.heldout.honest_twentieth import WRONG_13_EXERCISE_3
 
-WRONG_ORDER = """
-def bpe_encode(text, merges):  # the most frequent known pair first: wrong
-    rank = {tuple(pair): i for i, pair in enumerate(merges)}
-    ids = list(text.encode("utf-8"))
-    while True:
-        known = collections.Counter(pair for pair in zip(ids, ids[1:]) if pair in rank)
-        if not known:
-            return ids
-        pair = known.most_common(1)[0][0]
-        ids = merge(ids, pair, 256 + rank[pair])
-"""
+WRONG_ORDER = WRONG_13_EXERCISE_3["w1_most_frequent"]  # the most frequent known pair first: wrong
 SITES = """
 def merge(ids, pair, new_id):  # through the course's scan for the pair's sites: a shortcut
     sites, out, i = set(cl.bpe._sites(ids, tuple(pair))), [], 0
