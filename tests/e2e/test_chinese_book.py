@@ -12,6 +12,7 @@ from tests.e2e import slide_metrics
 from tests.e2e.test_book_in_browser import (
     FONT,
     INK,
+    MATH_SOURCES,
     assert_offline,
     broken_links,
     check_handout,
@@ -67,7 +68,7 @@ def test_chinese_pages_draw_their_glyphs_and_switch_both_ways(book_url, guarded,
     assert page.url == f"{book_url}zh/notebooks/{stem}.html", page.url
     page.evaluate("() => document.fonts.ready.then(() => true)")
     glyphs_drawn(page, page.url)
-    n_math = page.locator("main .math").count()
+    n_math = page.locator(MATH_SOURCES).count()
     assert check_math(page, page.url) >= n_math
     assert check_images(page, page.url) >= figures_in(ROOT / TWINS[english])
     page.screenshot(path=str(screenshots / f"book-zh-{stem}.png"))
