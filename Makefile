@@ -111,7 +111,8 @@ test-grading: $(GRADING_STAMP)
 #                    (owner/name) and RELEASE_BRANCH are where it is published, for its Colab cells and links;
 #                    RELEASE_GIT_BRANCH=student also commits it to that branch here (the checkout is not touched)
 #   make assignment NOTEBOOK=notebooks/04_scaling_and_softmax_gradient.ipynb COURSE_DIR=../course
-#                    one nbgrader assignment, a04: the course folder's nbgrader_config.py, the source version, the release
+#                    one nbgrader assignment, a04: the course folder's nbgrader_config.py, the source version, the release;
+#                    its hidden tests draw their inputs from a new random secret (SECRET=... to make the same again)
 #   make nbgrader COURSE_DIR=../course ARGS="autograde a04"   any other nbgrader command in the course folder
 # nbgrader starts `alembic` by name when it creates its gradebook; these run it with the environment's bin first on
 # PATH, so nothing needs activating.
@@ -125,7 +126,8 @@ release: $(STAMP)
 assignment: $(GRADING_STAMP)
 	@test -n "$(NOTEBOOK)" || { echo "make assignment NOTEBOOK=notebooks/NN_name.ipynb [COURSE_DIR=...]"; exit 2; }
 	$(BIN)/python -m tools.release assignment "$(NOTEBOOK)" --course "$(COURSE_DIR)" \
-		$(if $(RELEASE_REPOSITORY),--repository "$(RELEASE_REPOSITORY)" --colab-branch "$(RELEASE_BRANCH)")
+		$(if $(RELEASE_REPOSITORY),--repository "$(RELEASE_REPOSITORY)" --colab-branch "$(RELEASE_BRANCH)") \
+		$(if $(SECRET),--secret "$(SECRET)")
 
 nbgrader: $(GRADING_STAMP)
 	$(BIN)/python -m tools.release nbgrader --course "$(COURSE_DIR)" -- $(ARGS)

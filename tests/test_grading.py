@@ -409,7 +409,8 @@ def released(tmp_path: Path, prefix: str) -> tuple[Path, str, Path, nbformat.Not
     root.mkdir()
     (root / "nbgrader_config.py").write_text(CONFIG)
     command = [sys.executable, "-m", "course_lib.classroom.student", str(nb_path), "--out"]
-    done = subprocess.run([*command, str(root / "source" / assignment), "--nbgrader"], capture_output=True, text=True)
+    command += [str(root / "source" / assignment), "--nbgrader", "--secret", "test_grading"]  # the same hidden inputs
+    done = subprocess.run(command, capture_output=True, text=True)  # in every run (the guide's makes new ones)
     assert done.returncode == 0, done.stderr
     nbgrader(root, "generate_assignment", assignment)
     source = nbformat.read(root / "source" / assignment / nb_path.name, as_version=4)
@@ -840,7 +841,8 @@ def test_an_answer_that_fails_only_the_hidden_tests_earns_half_the_points(tmp_pa
     (root / "nbgrader_config.py").write_text(CONFIG)
     nbformat.write(nbformat.v4.new_notebook(cells=PARTIAL_CREDIT), tmp_path / name)
     command = [sys.executable, "-m", "course_lib.classroom.student", str(tmp_path / name), "--out"]
-    done = subprocess.run([*command, str(root / "source" / assignment), "--nbgrader"], capture_output=True, text=True)
+    command += [str(root / "source" / assignment), "--nbgrader", "--secret", "test_grading"]  # the same hidden inputs
+    done = subprocess.run(command, capture_output=True, text=True)  # in every run (the guide's makes new ones)
     assert done.returncode == 0, done.stderr
     nbgrader(root, "generate_assignment", assignment)
     source = nbformat.read(root / "source" / assignment / name, as_version=4)

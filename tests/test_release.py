@@ -345,6 +345,28 @@ def test_an_assignments_colab_cell_clones_the_student_releases_repository(tmp_pa
 
 
 @needs_nbgrader
+def test_an_assignments_hidden_tests_draw_their_inputs_from_its_secret(tmp_path):
+    """The hidden tests' seeds are the repository's, which students clone: a table of their inputs' answers passed
+    them (a twentieth trial). ``make assignment`` derives them from a new random secret, or from SECRET=..."""
+
+    def hidden_seeds(nb) -> list[str]:
+        hidden = [
+            c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-hidden-tests")
+        ]
+        return re.findall(r"(?:\bseed=|manual_seed\(|set_seed\()(\d+)", "\n".join(hidden))
+
+    def made(course: Path, **secret) -> list[str]:
+        release.assignment(NOTEBOOKS[4], course, **secret)
+        return hidden_seeds(nbformat.read(course / "source" / "a04" / NOTEBOOKS[4].name, as_version=4))
+
+    nb = nbformat.read(NOTEBOOKS[4], as_version=4)
+    public = hidden_seeds(nbgrader_notebook(nb, NOTEBOOKS[4].stem)[0])
+    assert made(tmp_path / "a", secret="s") == hidden_seeds(nbgrader_notebook(nb, NOTEBOOKS[4].stem, secret="s")[0])
+    fresh = made(tmp_path / "b")
+    assert public and len(fresh) == len(public) and not set(fresh) & set(public), (public, fresh)
+
+
+@needs_nbgrader
 def test_an_assignment_made_without_the_release_repository_says_so(tmp_path, capsys):
     """A twentieth trial: ``make assignment`` as the README writes it (no RELEASE_REPOSITORY) made a Colab cell that
     clones the course's placeholder, silently; the command now warns, and says what to add."""

@@ -228,10 +228,11 @@ NO_REPOSITORY = (
 
 
 def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None,
-               repository: str | None = None, branch: str = "student") -> Path:  # fmt: skip
+               repository: str | None = None, branch: str = "student", secret: str | None = None) -> Path:  # fmt: skip
     """An nbgrader assignment of ``notebook`` in the course folder (:func:`assignment_name`); its Colab cell, a
     locked cell, clones ``repository`` at ``branch`` where one is given (the student release's: where Colab finds
-    ``course_lib``), else :data:`tools.colab_cell.GITHUB_REPOSITORY`."""
+    ``course_lib``), else :data:`tools.colab_cell.GITHUB_REPOSITORY`. Its hidden tests' seeds come from ``secret``,
+    by default a new random one (:func:`course_lib.classroom.student.convert`)."""
     course.mkdir(parents=True, exist_ok=True)
     config = course / "nbgrader_config.py"
     if not config.exists():
@@ -240,7 +241,7 @@ def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict
     source = course / "source" / name
     if source.exists():
         shutil.rmtree(source)
-    for path in convert(notebook, source, nbgrader=True, points=points):
+    for path in convert(notebook, source, nbgrader=True, points=points, secret=secret):
         if repository and path.suffix == ".ipynb":
             nbformat.write(point_colab(nbformat.read(path, as_version=4), repository, branch), path)
     done = run_nbgrader(course, "generate_assignment", name, "--force", environ=environ)
@@ -266,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     one.add_argument("--points", type=float, default=1)
     one.add_argument("--repository", help="owner/name of the student release's repository, which its Colab cell clones")
     one.add_argument("--colab-branch", default="student", help="the branch the Colab cell clones")
+    one.add_argument("--secret", help="derive the hidden tests' seeds from this text (default: a new random one)")
     any_ = sub.add_parser("nbgrader", help="any nbgrader command in the course folder, the environment's bin on PATH")
     any_.add_argument("--course", type=Path, required=True)
     any_.add_argument("args", nargs=argparse.REMAINDER)
@@ -280,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"branch {args.branch}: {commit} (push it, e.g. git push <remote> {args.branch})")
     elif args.command == "assignment":
         made = assignment(args.notebook, args.course, points=args.points, repository=args.repository,
-                          branch=args.colab_branch)  # fmt: skip
+                          branch=args.colab_branch, secret=args.secret)  # fmt: skip
         print(f"release: {made}")
         if not args.repository:  # (a twentieth trial: the README's command made a Colab cell that clones a placeholder)
             print(NO_REPOSITORY, file=sys.stderr)

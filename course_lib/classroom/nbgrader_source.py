@@ -18,11 +18,18 @@ Every other code cell is locked (read-only; nbgrader restores its source before 
 change the inputs, references or helper functions that its checks rely on. The one exception is the ``VARIANT = ...``
 line, moved into a cell of its own and left editable: in an nbgrader course every student receives the same release,
 and a student who writes their student id there gets their own numbers (see the lecturer's guide).
+
+Hidden tests' seeds: a hidden test draws its random inputs from a seed written in the repository, which the students
+clone, so a table of those inputs' answers (computed with the public reference) would pass it. Given a ``secret``,
+every literal seed in a hidden region (``seed=1``, ``manual_seed(1)``, ``set_seed(1)``) becomes one derived from the
+secret, the test cell and the old seed (:func:`salted_seed`): the same seed stays the same within a cell, the source
+version holds the numbers (nbgrader stores them with the hidden tests; the release and the feedback show neither).
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 
 import nbformat
@@ -40,7 +47,7 @@ from .notebook import (
 )
 from .stubs import lines_of, solution_regions
 
-__all__ = ["nbgrader_notebook"]
+__all__ = ["nbgrader_notebook", "salted_seed"]
 
 _NBGRADER_WORDS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME",
                    "END MARK SCHEME")  # fmt: skip
@@ -55,13 +62,15 @@ def _grade_id(stem: str, label: str, kind: str, used: set[str]) -> str:
     return grade_id
 
 
-def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tuple[NotebookNode, list[Exercise]]:
+def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1,
+                     secret: str | None = None) -> tuple[NotebookNode, list[Exercise]]:  # fmt: skip
     """A copy of ``nb`` ready for nbgrader's ``source/`` folder: solutions kept, cells tagged, outputs cleared.
 
     Solution cells become "autograded answer" cells (``solution: true``), each exercise's check cell an
     "autograder tests" cell (``grade: true``, ``points``); grade ids are ``<name>-exercise-<n>-answer|tests``.
     Words that nbgrader reads as region markers ("BEGIN SOLUTION", ...) outside the marker lines themselves get a
-    no-break space, so prose about the markers is not taken for a solution region.
+    no-break space, so prose about the markers is not taken for a solution region. ``secret``: the hidden tests'
+    seeds derived from it (:func:`salted_seed`); ``None`` keeps the repository's.
     """
     nb = copy.deepcopy(nb)
     exercises = find_exercises(nb)
@@ -113,9 +122,39 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1) -> tupl
                 "solution": False,
                 "task": False,
             }
+    if secret is not None:
+        _salt_hidden_seeds(nb, exercises, secret)
     _variant_cell_of_its_own(nb, exercises)
     _hidden_tests_of_their_own(nb, exercises, name, used)
     return nb, exercises
+
+
+# A literal seed in a hidden test: a keyword ``seed=1`` (check_function's), ``manual_seed(1)`` or ``set_seed(1)``.
+_SEED = re.compile(r"(\bseed=|\bmanual_seed\(|\bset_seed\()(\d+)(?=\s*[,)])")
+
+
+def salted_seed(secret: str, where: str, seed: int) -> int:
+    """The seed a hidden test in cell ``where`` (its grade id) draws from instead of ``seed``, given the course's
+    ``secret``: 31 bits of SHA-256 of the three (not Python's ``hash``, which changes between runs), so the same
+    secret gives the same inputs on every machine and another secret other inputs."""
+    digest = hashlib.sha256(f"{secret}/{where}/{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") >> 1
+
+
+def _salt_hidden_seeds(nb: NotebookNode, exercises: list[Exercise], secret: str) -> None:
+    """Every literal seed in the hidden regions of the check cells replaced by its :func:`salted_seed`, in place."""
+    for ex in exercises:
+        if ex.check_cell is None:
+            continue
+        cell, hidden = nb.cells[ex.check_cell], False
+        where = cell.metadata["nbgrader"]["grade_id"]
+        lines = cell.source.split("\n")
+        for n, line in enumerate(lines):
+            if line.strip() in (HIDDEN_BEGIN, HIDDEN_END):
+                hidden = line.strip() == HIDDEN_BEGIN
+            elif hidden:
+                lines[n] = _SEED.sub(lambda m, at=where: f"{m[1]}{salted_seed(secret, at, int(m[2]))}", line)
+        cell.source = "\n".join(lines)
 
 
 def _written_answer(cell: NotebookNode, grade_id: str, points: float) -> None:

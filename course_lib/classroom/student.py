@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import secrets
 import sys
 from pathlib import Path
 
@@ -110,12 +111,15 @@ def convert(
     nbgrader: bool = False,
     points: float = 1,
     variant_seed: int | str | None = None,
+    secret: str | None = None,
 ) -> list[Path]:
     """Write the student (or, with ``nbgrader``, the nbgrader source) version of a notebook or a folder of them.
 
     ``source`` is one ``.ipynb`` or a folder whose ``NN_*.ipynb`` notebooks are converted; ``out`` is a folder,
     created if needed, that must not be the source folder. ``variant_seed`` gives the by-hand exercises their own
-    numbers (see :func:`set_variant`). Returns the paths written.
+    numbers (see :func:`set_variant`). ``secret`` (``nbgrader`` only): what the hidden tests' seeds are derived from
+    (:func:`~course_lib.classroom.nbgrader_source.salted_seed`); ``None``, a new random one, so that no table of the
+    repository's hidden inputs passes them. Returns the paths written.
     """
     source, out = Path(source), Path(out)
     notebooks = [source] if source.is_file() else sorted(source.glob("[0-9][0-9]_*.ipynb"))
@@ -123,13 +127,16 @@ def convert(
         raise FileNotFoundError(f"no notebooks NN_*.ipynb in {source}")
     if any(nb_path.parent.resolve() == out.resolve() for nb_path in notebooks):
         raise ValueError(f"--out {out} is the folder of the notebooks themselves: it would overwrite them")
+    if secret is not None and not nbgrader:
+        raise ValueError("a secret is for the hidden tests of nbgrader source versions (--nbgrader)")
+    secret = secrets.token_hex(16) if nbgrader and secret is None else secret
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for nb_path in notebooks:
         nb = nbformat.read(nb_path, as_version=4)
         try:
             if nbgrader:
-                new, exercises = nbgrader_notebook(nb, nb_path.stem, points=points)
+                new, exercises = nbgrader_notebook(nb, nb_path.stem, points=points, secret=secret)
                 if variant_seed is not None:
                     set_variant(new, variant_seed)
             else:
@@ -160,9 +167,15 @@ def main(argv: list[str] | None = None) -> int:
         "--variant-seed",
         help="give the by-hand exercises this student's own numbers (any text, e.g. a student id; 0 = the text's)",
     )
+    parser.add_argument(
+        "--secret",
+        help="--nbgrader: derive the hidden tests' seeds from this text (default: a new random one each run; the "
+        "repository's seeds are public)",
+    )
     args = parser.parse_args(argv)
     try:
-        convert(args.source, args.out, nbgrader=args.nbgrader, points=args.points, variant_seed=args.variant_seed)
+        convert(args.source, args.out, nbgrader=args.nbgrader, points=args.points, variant_seed=args.variant_seed,
+                secret=args.secret)  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     return 0
