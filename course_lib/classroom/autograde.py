@@ -45,6 +45,7 @@ from pathlib import Path
 
 from ..validate import integer
 from .flags import NOT_THE_ASSIGNMENT, USED_NUMPY, flagged
+from .published import AT_LEAST, published_copies
 
 __all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "GradedCell", "autograde_class",
            "by_exercise", "class_report", "format_report", "main", "write_report"]  # fmt: skip
@@ -203,8 +204,10 @@ def _grouped(found: list[tuple[str, str]]) -> str:
     return "; ".join(f"{', '.join(where)} ({why})" for why, where in cells.items())
 
 
-def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, list[tuple[str, str]]]) -> str:
-    """The report as Markdown: a row per exercise (its graded cells' points together), then the flags per cell."""
+def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, list[tuple[str, str]]],
+                  copies: dict[str, list[str]] | None = None) -> str:  # fmt: skip
+    """The report as Markdown: a row per exercise (its graded cells' points together), then the flags per cell,
+    then the answers that are the published solution as it stands (``copies``: per student, the answer cells)."""
     n = max((len(cell.scores) for cell in cells), default=0)
     lines = [f"# {assignment}: {n} submissions", "",
              "| exercise | points | full | partial | zero | to mark | mean of the marked |",
@@ -226,6 +229,13 @@ def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, lis
                   "6, lists these exercises): zero for that test, as for any refusal, but an honest slip, not a "
                   "shortcut.", ""]  # fmt: skip
         lines += [f"- {student}: " + ", ".join(where) for student, where in numpy.items()]
+    copies = {s: where for s, where in (copies or {}).items() if where}
+    if copies:
+        lines += ["", f"## The published solution as it stands, not flagged: {len(copies)}", "",
+                  f"Answer cells of {AT_LEAST} or more statements whose code is the course's solution, comments and "
+                  "layout aside (the course's public repository holds it): copied, or written the same way? Open "
+                  "them and decide.", ""]  # fmt: skip
+        lines += [f"- {student}: " + ", ".join(where) for student, where in copies.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -235,7 +245,8 @@ def write_report(root: str | Path, assignment: str) -> str:
     root = Path(root)
     cells, flags = class_report(root, assignment)
     cells = sorted(cells, key=GradedCell.order)
-    text = format_report(assignment, cells, flags) + (SOURCE_READABLE if (root / "source").is_dir() else "")
+    copies = {s: published_copies(root, assignment, s) for s in sorted({s for c in cells for s in c.scores})}
+    text = format_report(assignment, cells, flags, copies) + (SOURCE_READABLE if (root / "source").is_dir() else "")
     (root / "reports").mkdir(exist_ok=True)
     (root / "reports" / f"{assignment}.md").write_text(text, encoding="utf-8")
     students = sorted({s for cell in cells for s in cell.scores} | set(flags))  # (not graded: zeros)

@@ -1,0 +1,76 @@
+"""The class report lists answers that are the course's published solution as it stands (a lecturer's trial handed
+in 13's reference answers copied: full marks, nothing flagged), apart from the flags: an honest answer may be the
+same code."""
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from course_lib.classroom.autograde import GradedCell, format_report
+from course_lib.classroom.nbgrader_source import nbgrader_notebook
+from course_lib.classroom.published import published_copies
+from course_lib.paths import ROOT
+
+NOTEBOOK = ROOT / "notebooks" / "13_text_to_tokens.ipynb"
+
+
+def _cell(source: str, grade_id: str) -> nbformat.NotebookNode:
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": False, "grade_id": grade_id, "locked": False, "schema_version": 3,
+                                 "solution": True, "task": False}  # fmt: skip
+    return cell
+
+
+def _course(tmp_path, source: list[str], handed_in: dict[str, list[str]]):
+    """A course folder: the source version of a01/x.ipynb, and each student's submission of it."""
+
+    def write(folder, sources):
+        folder.mkdir(parents=True)
+        cells = [_cell(text, f"x-exercise-{n + 1}-answer") for n, text in enumerate(sources)]
+        nbformat.write(new_notebook(cells=cells), folder / "x.ipynb")
+
+    write(tmp_path / "source" / "a01", source)
+    for student, sources in handed_in.items():
+        write(tmp_path / "submitted" / student / "a01", sources)
+
+
+LONG = """def f(x):
+    # BEGIN SOLUTION
+    a = x + 1
+    b = a * 2
+    c = b - 3
+    d = c / 4
+    return d
+    # END SOLUTION
+"""
+SHORT = "def g(x):\n    return 2 * x\n"
+
+
+def test_a_verbatim_copy_is_listed_comments_and_layout_aside_and_a_short_answer_or_another_is_not(tmp_path):
+    respaced = "def f(x):\n    a = x+1  # my own comment\n\n    b = a*2\n    c = b-3\n    d = c/4\n    return d\n"
+    changed = LONG.replace("c / 4", "c / 5")
+    _course(tmp_path, [LONG, SHORT], {"ann": [respaced, SHORT], "bob": [changed, SHORT], "cat": ["%time 1", SHORT]})
+    assert published_copies(tmp_path, "a01", "ann") == ["x-exercise-1-answer"]  # SHORT: under AT_LEAST statements
+    assert published_copies(tmp_path, "a01", "bob") == []
+    assert published_copies(tmp_path, "a01", "cat") == []  # an answer that does not parse
+    assert published_copies(tmp_path, "a01", "nobody") == []
+
+
+def test_the_report_lists_copies_apart_from_the_flags():
+    cells = [GradedCell("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 1.0})]
+    text = format_report("a01", cells, {}, {"ann": ["x-exercise-1-answer"], "bob": []})
+    assert "## Flagged submissions: 0" in text
+    section = text.split("## The published solution as it stands, not flagged: 1")[1]
+    assert "- ann: x-exercise-1-answer" in section and "bob" not in section
+    assert "The published solution" not in format_report("a01", cells, {}, {"bob": []})
+
+
+def test_13s_reference_answers_handed_in_are_listed_where_long_enough(tmp_path):
+    """The trial's case: the source version's own answers handed in, as a student copying the repository would."""
+    source, exercises = nbgrader_notebook(nbformat.read(NOTEBOOK, as_version=4), NOTEBOOK.stem)
+    (tmp_path / "source" / "a13").mkdir(parents=True)
+    (tmp_path / "submitted" / "ann" / "a13").mkdir(parents=True)
+    nbformat.write(source, tmp_path / "source" / "a13" / NOTEBOOK.name)
+    nbformat.write(source, tmp_path / "submitted" / "ann" / "a13" / NOTEBOOK.name)
+    listed = published_copies(tmp_path, "a13", "ann")
+    assert listed and all(g.endswith("-answer") for g in listed)
+    assert len(listed) < len(exercises)  # exercise 1 (by hand, one statement) is never listed
