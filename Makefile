@@ -95,8 +95,9 @@ test-portable: $(STAMP)
 
 # nbgrader end to end (tests/test_grading.py): each notebook becomes an nbgrader assignment, and a reference, an
 # unchanged and a library-shortcut submission are autograded and scored per exercise. Each notebook runs three times,
-# so `make test` skips it; CI runs it, with the test that nbgrader runs without an activated environment
-# (tests/test_release.py). Installs the `grading` extra (nbgrader) the first time.
+# so `make test` skips it; CI runs it, with the tests that nbgrader runs without an activated environment and that
+# an assignment's hidden tests draw from its secret (tests/test_release.py). Installs the `grading` extra (nbgrader)
+# the first time.
 GRADING_STAMP := $(VENV)/.grading-installed
 $(GRADING_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,grading]"
@@ -104,7 +105,8 @@ $(GRADING_STAMP): $(STAMP)
 
 test-grading: $(GRADING_STAMP)
 	COURSE_GRADING=1 $(NBVAL_ENV) $(BIN)/python -m pytest tests/test_grading.py \
-		tests/test_release.py::test_an_assignment_is_made_where_the_environment_is_not_activated -n 2 -q -rs
+		tests/test_release.py::test_an_assignment_is_made_where_the_environment_is_not_activated \
+		tests/test_release.py::test_an_assignments_hidden_tests_draw_their_inputs_from_its_secret -n 2 -q -rs
 
 # What students receive, and nbgrader as the lecturer's guide runs it (tools/release.py; tests/test_release.py):
 #   make release     the student release, no solutions, in build/release and build/release.zip; RELEASE_REPOSITORY
