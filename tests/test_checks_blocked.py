@@ -80,3 +80,24 @@ def test_an_answer_with_its_own_dispatch_is_refused():
         check_close(liar, torch.ones(2), "answer")
     with pytest.raises(AssertionError, match="_Dispatching"):
         check_function(lambda x: liar, lambda x: x, lambda g: (torch.ones(2),), name="f")
+
+
+def test_a_whole_library_is_blocked_by_a_name_ending_in_dot_star_its_python_and_its_c_functions():
+    """``"tokenizers.*"`` (13's BPE exercises: a trial's answer used Hugging Face's Rust BPE): every call into the
+    library, whether its code is Python (a ``call`` event in one of its modules) or C (a ``c_call`` event of a function
+    of its modules, or a method of one of its types); the rest runs."""
+    import json
+    import math
+
+    with pytest.raises(ShortcutError, match=r"json \(json.dumps\) is not available"):
+        with blocked(("json.*",), who="f"):
+            json.dumps([1])
+    with pytest.raises(ShortcutError, match=r"math \(sqrt\) is not available"):
+        with blocked(("math.*",), who="f"):
+            math.sqrt(2.0)
+    with blocked(("json.*", "math.*"), who="f") as names:
+        assert sorted([2, 1]) == [1, 2] and names == ("json.*", "math.*")
+    assert json.dumps([1]) == "[1]" and math.sqrt(4.0) == 2.0
+    with pytest.raises(ModuleNotFoundError):
+        with blocked(("no_such_library.*",)):
+            pass

@@ -14,7 +14,7 @@ import torch
 import course_lib as cl
 from course_lib.classroom.reach import ShortcutError
 from course_lib.paths import ROOT
-from tests.heldout.honest_twentieth import WRONG_13_EXERCISE_3
+from tests.heldout.honest_twentieth import LIBRARY_13_EXERCISE_3, WRONG_13_EXERCISE_3
 
 WRONG_ORDER = WRONG_13_EXERCISE_3["w1_most_frequent"]  # the most frequent known pair first: wrong
 SITES = """
@@ -56,3 +56,21 @@ def test_merging_the_most_frequent_pair_first_fails_exercise_3s_check_and_its_hi
 def test_the_scan_for_a_pairs_sites_is_a_shortcut_in_exercise_2():
     with pytest.raises(ShortcutError):
         _run(answer_2=SITES)
+
+
+def test_hugging_faces_bpe_is_a_shortcut_in_exercise_3_here_and_in_the_answers_kernel():
+    """The trial's c1 (full marks before): every function of ``tokenizers`` is blocked, its Rust methods included;
+    the answers' kernel of a graded run (classroom.serve) blocks it too."""
+    from course_lib.classroom import serve
+
+    tokenizers = LIBRARY_13_EXERCISE_3["c1_tokenizers"]
+    with pytest.raises(ShortcutError, match=r"tokenizers \(Tokenizer.encode\) is not available"):
+        _run(answer_3=tokenizers)
+    namespace = {}
+    exec(compile(tokenizers, "<answer>", "exec"), namespace)
+    with pytest.raises(ShortcutError, match="tokenizers"):  # (a refusal caught inside would be raised on leaving)
+        with serve._blocked(
+            ["course_lib.merge_pair", "tokenizers.*"], "bpe_encode", namespace, namespace["bpe_encode"]
+        ):
+            namespace["bpe_encode"]("abab", [(97, 98)])
+    assert namespace["bpe_encode"]("abab", [(97, 98)]) == [256, 256]  # outside the block: the library as it was

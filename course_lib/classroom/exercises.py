@@ -94,6 +94,8 @@ def _resolve(dotted: str) -> tuple[object, str]:
     """``"torch.nn.functional.softmax"`` -> (the module ``torch.nn.functional``, ``"softmax"``); also classes:
     ``"torch.nn.Conv2d.forward"`` -> (the class ``Conv2d``, ``"forward"``)."""
     parts = text("name", dotted).split(".")
+    if parts[-1] == "*" and len(parts) > 1:  # every function of a package: (the package, "*")
+        return importlib.import_module(".".join(parts[:-1])), "*"
     if len(parts) < 2:
         raise ValueError(f"name must be dotted, like 'torch.softmax', got {dotted!r}")
     for cut in range(len(parts) - 1, 0, -1):  # the longest importable module prefix
@@ -177,19 +179,14 @@ def _by_name(names: Sequence[str]) -> dict[str, str]:
 
 
 @contextmanager
-def blocked(
-    names: Sequence[str],
-    *,
-    who: str = "you",
-    namespace: Mapping[str, Any] | None = None,
-    functions: Sequence[Callable[..., Any]] = (),
-    own: Mapping[Any, str] | None = None,
-) -> Iterator[tuple[str, ...]]:
+def blocked(names: Sequence[str], *, who: str = "you", namespace: Mapping[str, Any] | None = None,
+            functions: Sequence[Callable[..., Any]] = (), own: Mapping[Any, str] | None = None,
+            ) -> Iterator[tuple[str, ...]]:  # fmt: skip
     """Within the ``with`` block, every function named in ``names`` raises :class:`ShortcutError`.
 
     Args:
         names: dotted names, e.g. ``("torch.softmax", "torch.Tensor.softmax", "course_lib.split_heads",
-            "torch.nn.Conv2d.forward")``.
+            "torch.nn.Conv2d.forward")``; ``"tokenizers.*"``: every function of an installed library.
         who: how the message names the one who may not use them ("split_heads", "you").
         namespace: a dict of globals (a notebook's, where ``from course_lib import split_heads`` may have bound
             the same function to another name); names in it that are bound to a blocked object are blocked too.
@@ -209,10 +206,12 @@ def blocked(
     if isinstance(names, str):
         raise TypeError("names must be a sequence of dotted names, not one string: write ('torch.softmax',)")
     names = tuple(dict.fromkeys(names))
+    named = [n for n in names if not n.endswith(".*")]
+    packages = tuple(_resolve(n)[0].__name__ for n in names if n.endswith(".*"))  # an installed library, whole
     modules = [m for key, m in list(sys.modules.items()) if key.split(".")[0] == "course_lib" and m is not None]
     targets: list[tuple[Any, str, str]] = []  # (owner, attribute, the dotted name shown in messages)
     originals: dict[int, str] = {}
-    for dotted in names:
+    for dotted in named:
         owner, attr = _resolve(dotted)
         original = getattr(owner, attr)
         originals[id(original)] = dotted
@@ -222,9 +221,9 @@ def blocked(
                         if value is original and (module, key) != (owner, attr)]  # fmt: skip
         if namespace is not None:
             targets += [(namespace, key, dotted) for key, value in namespace.items() if value is original]
-    codes = {**(own or {}), **_codes(names)}  # before anything is replaced: the originals' code
+    codes = {**(own or {}), **_codes(named)}  # before anything is replaced: the originals' code
     # the doors without a name (classroom.reach); it also remembers every refusal, caught by the answer or not
-    reaches = Reaches(originals, kernels_of(names), who, codes, blocks_autograd(names), _by_name(names))
+    reaches = Reaches(originals, kernels_of(named), who, codes, blocks_autograd(named), _by_name(named), packages)
     saved = []
     blocking().append((names, who))  # an answer run in another kernel is blocked from them too (classroom.serve)
     try:

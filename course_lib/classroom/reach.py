@@ -52,19 +52,11 @@ _SOFTMAX = ("softmax", "_softmax", "_safe_softmax", "special_softmax", "_softmax
 _LOG_SOFTMAX = ("log_softmax", "_log_softmax", "special_log_softmax", "_log_softmax_backward_data",
                 "_sparse_log_softmax", "_sparse_log_softmax_backward_data")  # fmt: skip
 _LOGSUMEXP = ("logsumexp", "special_logsumexp", "logcumsumexp", "_logcumsumexp")
-_SDPA = (
-    "scaled_dot_product_attention",
-    "_scaled_dot_product_attention_math",
-    "_scaled_dot_product_attention_math_for_mps",
-    "_scaled_dot_product_flash_attention",
-    "_scaled_dot_product_flash_attention_for_cpu",
-    "_scaled_dot_product_efficient_attention",
-    "_scaled_dot_product_cudnn_attention",
-    "_scaled_dot_product_fused_attention_overrideable",
-    "_fused_sdp_choice",
-    "_native_multi_head_attention",
-    "_transformer_encoder_layer_fwd",
-)
+_SDPA = ("scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+         "_scaled_dot_product_attention_math_for_mps", "_scaled_dot_product_flash_attention",
+         "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_efficient_attention",
+         "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_fused_attention_overrideable", "_fused_sdp_choice",
+         "_native_multi_head_attention", "_transformer_encoder_layer_fwd")  # fmt: skip
 _CONV = ("conv2d", "convolution", "_convolution", "mkldnn_convolution", "_slow_conv2d_forward", "thnn_conv2d",
          "_nnpack_spatial_convolution", "cudnn_convolution", "_conv_depthwise2d", "slow_conv_dilated2d")  # fmt: skip
 _LAYER_NORM = ("layer_norm", "native_layer_norm")
@@ -80,9 +72,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "multi_head_attention_forward": _SDPA,
     "MultiheadAttention.forward": _SDPA,
     "TransformerEncoderLayer.forward": _SDPA,
-    "conv2d": _CONV,
-    "convolution": _CONV,
-    "Conv2d.forward": _CONV,
+    **dict.fromkeys(("conv2d", "convolution", "Conv2d.forward"), _CONV),
     "gru_cell": ("gru_cell", "_thnn_fused_gru_cell"),
     "GRUCell.forward": ("gru_cell", "_thnn_fused_gru_cell"),
     "GRU.forward": ("gru", "gru_cell", "_thnn_fused_gru_cell"),
@@ -92,8 +82,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "layer_norm": _LAYER_NORM,
     "LayerNorm.forward": _LAYER_NORM,
     "group_norm": ("group_norm", "native_group_norm"),
-    "fold": ("col2im",),
-    "Fold.forward": ("col2im",),
+    **dict.fromkeys(("fold", "Fold.forward"), ("col2im",)),
     "PixelShuffle.forward": ("pixel_shuffle",),
     "CosineSimilarity.forward": ("cosine_similarity",),
 }
@@ -185,6 +174,12 @@ def _called_from_outside(frame: Any) -> bool:
     return not caller.startswith(("torch", "importlib"))
 
 
+def _module_of(function: Any) -> str:
+    """The module of a C function or method (a Rust library's: ``Tokenizer.encode``'s is its instance's type's)."""
+    owner = getattr(function, "__self__", None)
+    return getattr(function, "__module__", None) or getattr(type(owner), "__module__", None) or ""
+
+
 def blocks_autograd(names: Iterable[str]) -> bool:
     """Whether blocking ``names`` blocks the autograd engine: one of them is in :data:`AUTOGRAD_FUNCTIONS`."""
     return not set(AUTOGRAD_FUNCTIONS).isdisjoint(names)
@@ -201,8 +196,9 @@ class Reaches:
     ``autograd``, the autograd engine (every backward pass)."""
 
     def __init__(self, originals: dict[int, str], kernels: dict[str, str], who: str = "you", codes=None,
-                 autograd: bool = False, by_name=None):  # fmt: skip
+                 autograd: bool = False, by_name=None, packages: tuple[str, ...] = ()):  # fmt: skip
         self.originals, self.kernels, self.who, self.autograd = originals, kernels, who, autograd
+        self.packages = tuple(f"{p}." for p in packages)  # every call into them, Python or C (a Rust library's)
         self.codes = codes or {}  # code object -> dotted name: the blocked Python functions, however referenced
         self.by_name = by_name or {}  # "module.function" of code that runs -> dotted name (modules not imported)
         self._doors = (_FunctionDoor(self), _KernelDoor(self))
@@ -241,8 +237,12 @@ class Reaches:
                 dotted = self.by_name.get(f"{module}.{frame.f_code.co_name}")
             if dotted is None and self.kernels and module.startswith(_PYTHON_OPERATORS) and _called_from_outside(frame):
                 dotted = f"{module}.{frame.f_code.co_name}"
+            if dotted is None and f"{module}.".startswith(self.packages or ("\0",)):
+                dotted = f"{module.split('.')[0]} ({module}.{frame.f_code.co_name})"  # its Python code
         elif event == "c_call":
             name = getattr(arg, "__qualname__", None)
+            if self.packages and f"{_module_of(arg)}.".startswith(self.packages):  # (refuse raises)
+                self.refuse(*[f"{_module_of(arg).split('.')[0]} ({name})"] * 2)
             if name not in _C_WATCHED:
                 return
             dotted = _NUMPY if self.kernels and name in ("Tensor.numpy", "TensorBase.numpy") else None

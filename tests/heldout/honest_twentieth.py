@@ -16,6 +16,13 @@ inputs and outputs (full marks, unflagged); its points cannot be refused, but th
 (:mod:`course_lib.classroom.tables`):
 
 - c2_table: a dictionary of 120 literal values beside the answer.
+
+A library's own implementation, in place of exercise 3's answer: the trial's c1 built Hugging Face's ``tokenizers``
+BPE from the merges (the notebook's locked cells import it; the check blocked the course's BPE and torch only), full
+marks and unflagged. The check now blocks every function of ``tokenizers`` (``"tokenizers.*"``: its Rust methods by
+sys.setprofile's ``c_call`` events, :mod:`course_lib.classroom.reach`):
+
+- c1_tokenizers: ``Tokenizer(models.BPE(vocab, merges)).encode(...)`` over one character per byte.
 """
 
 HONEST_13_EXERCISE_2 = {
@@ -53,4 +60,20 @@ def bpe_encode(text, merges):
 
 TABLE_13_EXERCISE_2 = {
     "c2_table": "ANSWERS = {" + ", ".join(f"({i}, {i + 1}): [{i}, {i + 2}]" for i in range(30)) + "}\n",
+}
+
+LIBRARY_13_EXERCISE_3 = {
+    "c1_tokenizers": """
+def bpe_encode(text, merges):
+    from tokenizers import Tokenizer, models
+
+    symbol = {b: chr(0x100 + b) for b in range(256)}  # one character per byte, as byte-level BPE does
+    vocab = {symbol[b]: b for b in range(256)}
+    pairs = []
+    for k, (a, b) in enumerate(merges):
+        symbol[256 + k] = symbol[a] + symbol[b]
+        vocab[symbol[256 + k]] = 256 + k
+        pairs.append((symbol[a], symbol[b]))
+    return Tokenizer(models.BPE(vocab, pairs)).encode("".join(symbol[b] for b in text.encode("utf-8"))).ids
+""",
 }
