@@ -132,6 +132,8 @@ STILL_FLAGGED = {
     "a module given to two-argument type": "T = type('T', (), {})\nS = type(cl, (), {})",
     "vars changed, not printed": "print(vars(cl).update(check_answer=None))",
     "vars kept": "table = vars(cl)\nprint(table)",
+    "eval with an argument, on an object": "x = cl\nx.eval('1 + 1')",
+    "a model's eval kept, not called": "switch = model.eval\nswitch()",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -172,6 +174,8 @@ HONEST = {
     "harmless names from operator and types": "from operator import itemgetter\nfrom types import SimpleNamespace\n"
     "def f(rows):\n    return sorted(rows, key=itemgetter(0)), SimpleNamespace(a=1)",
     "a class's name in its repr": "class A:\n    def __repr__(self):\n        return self.__class__.__name__",
+    # a twenty-first trial: a model put in evaluation mode before looking at it zeroed every exercise after it
+    "a model's evaluation mode": "final_vit.eval()  # evaluation mode before looking at it\natt.eval()",
     # a twentieth trial: each of these zeroed every exercise after it
     "operator imported whole, for harmless functions": "import operator as op\nimport operator\n"
     "def f(rows):\n    return sorted(rows, key=operator.itemgetter(1)), op.add(1, 2)",

@@ -4,6 +4,8 @@
   sys`` then ``sys.getsizeof(x)``): a module made for reaching (:data:`HARMLESS_ATTRS`' keys) passes where the cell
   uses it only through those attributes, never as a value or another attribute (``operator.attrgetter``,
   ``sys.modules``); ``from operator import add`` passes by the same list.
+- **A module's evaluation mode** (``vit.eval()``): ``.eval`` called with no arguments is ``nn.Module.eval``, never
+  the builtin ``eval``, which needs the code it runs as an argument (:func:`mode_switches`).
 - **A module or an object shown** (``print(type(cl))``, ``print(vars(node))``): the builtins of
   :data:`READING_BUILTINS` hand their arguments to nothing but ``repr``/``str``, and ``vars(x)`` printed is a
   dictionary printed. Only where the cell binds none of those names itself (a local ``print`` could be anything).
@@ -16,7 +18,16 @@ import functools
 import importlib.util
 import os
 
-__all__ = ["HARMLESS_ATTRS", "READING_BUILTINS", "SYS_PLAIN", "harmless_import", "is_module", "printed", "shown"]
+__all__ = [
+    "HARMLESS_ATTRS",
+    "READING_BUILTINS",
+    "SYS_PLAIN",
+    "harmless_import",
+    "is_module",
+    "mode_switches",
+    "printed",
+    "shown",
+]
 
 SYS_PLAIN = {"float_info", "int_info", "maxsize", "version", "version_info", "platform", "stdout", "stderr",
              "getsizeof", "getrecursionlimit"}  # fmt: skip
@@ -38,6 +49,13 @@ def harmless_import(node: ast.Import | ast.ImportFrom, tree: ast.AST) -> bool:
     attributes = {id(n.value): n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names]
     return all(attributes.get(id(n)) in HARMLESS_ATTRS[names[n.id]] for n in uses)
+
+
+def mode_switches(tree: ast.AST) -> set[int]:
+    """The ids of the ``x.eval`` in each ``x.eval()`` called with no arguments: a model put in evaluation mode, which
+    a twenty-first trial's honest ``final_vit.eval()`` was flagged for (the builtin ``eval`` needs an argument)."""
+    return {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "eval" and not n.args and not n.keywords}  # fmt: skip
 
 
 def _binds(tree: ast.AST) -> set[str]:

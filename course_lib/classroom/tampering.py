@@ -39,7 +39,7 @@ import ast
 import builtins
 
 from .dunders import dunder_strings
-from .harmless import SYS_PLAIN, harmless_import, is_module, printed, shown
+from .harmless import SYS_PLAIN, harmless_import, is_module, mode_switches, printed, shown
 from .reaching import reached_through
 from .shell_words import SHELL_WORDS, names_read, shell_reach
 from .syntax import (
@@ -219,7 +219,7 @@ def _check_reads(tree: ast.AST, globals_: set[int], decided: set[str]) -> list[s
 
 def _indirection(tree: ast.AST, protected: set[str], modules: set[str], libraries: set[str], **read_as) -> list[str]:
     found = []
-    named = names_read(tree) | printed(tree)  # (x.__class__.__name__: a name, read; print(vars(x)))
+    named = names_read(tree) | printed(tree) | mode_switches(tree)  # (x.__class__.__name__; print(vars(x)); x.eval())
     for node in ast.walk(tree):
         magic = magic_code(node)
         if magic is not None and magic[0] in HARMLESS_MAGICS:
