@@ -60,6 +60,11 @@ _SDPA = ("scaled_dot_product_attention", "_scaled_dot_product_attention_math",
 _CONV = ("conv2d", "convolution", "_convolution", "mkldnn_convolution", "_slow_conv2d_forward", "thnn_conv2d",
          "_nnpack_spatial_convolution", "cudnn_convolution", "_conv_depthwise2d", "slow_conv_dilated2d")  # fmt: skip
 _LAYER_NORM = ("layer_norm", "native_layer_norm")
+_FUSED_MHA = ("_native_multi_head_attention", "_transformer_encoder_layer_fwd")  # a whole layer (its heads: anyone's)
+# What rearranges by an index map (a patchify run on torch.arange, a one-hot permutation matrix): not reshape/permute
+_INDEXING = ("index", "index_put", "index_put_", "_index_put_impl_", "gather", "scatter", "scatter_", "scatter_add",
+             "scatter_add_", "take", "index_select", "index_copy", "index_copy_", "index_add", "index_add_",
+             "masked_scatter", "masked_scatter_", "put", "put_", "embedding", "one_hot")  # fmt: skip
 # The last part (or two) of a blocked name -> the operators (aten names, without "aten::") that do its work, beyond
 # the operator of the same name (:func:`kernels_of` adds that one by itself: torch.gru_cell -> aten::gru_cell).
 _SOFTMAX_NAMES = ("softmax", "log_softmax", "softmin", "logsumexp", "Softmax.forward", "LogSoftmax.forward",
@@ -69,18 +74,15 @@ KERNELS: dict[str, tuple[str, ...]] = {
     # with identity keys and values is a softmax: closing one door closes them all, whichever name was blocked
     **dict.fromkeys(_SOFTMAX_NAMES, _SOFTMAX + _LOG_SOFTMAX + _LOGSUMEXP + _SDPA),
     "scaled_dot_product_attention": _SDPA,
-    "multi_head_attention_forward": _SDPA,
-    "MultiheadAttention.forward": _SDPA,
+    **dict.fromkeys(("multi_head_attention_forward", "MultiheadAttention.forward"), _FUSED_MHA),
     "TransformerEncoderLayer.forward": _SDPA,
+    "unpatchify": _INDEXING,
     **dict.fromkeys(("conv2d", "convolution", "Conv2d.forward"), _CONV),
-    "gru_cell": ("gru_cell", "_thnn_fused_gru_cell"),
-    "GRUCell.forward": ("gru_cell", "_thnn_fused_gru_cell"),
+    **dict.fromkeys(("gru_cell", "GRUCell.forward"), ("gru_cell", "_thnn_fused_gru_cell")),
     "GRU.forward": ("gru", "gru_cell", "_thnn_fused_gru_cell"),
-    "lstm_cell": ("lstm_cell", "_thnn_fused_lstm_cell"),
-    "LSTMCell.forward": ("lstm_cell", "_thnn_fused_lstm_cell"),
+    **dict.fromkeys(("lstm_cell", "LSTMCell.forward"), ("lstm_cell", "_thnn_fused_lstm_cell")),
     "LSTM.forward": ("lstm", "lstm_cell", "_thnn_fused_lstm_cell"),
-    "layer_norm": _LAYER_NORM,
-    "LayerNorm.forward": _LAYER_NORM,
+    **dict.fromkeys(("layer_norm", "LayerNorm.forward"), _LAYER_NORM),
     "group_norm": ("group_norm", "native_group_norm"),
     **dict.fromkeys(("fold", "Fold.forward"), ("col2im",)),
     "PixelShuffle.forward": ("pixel_shuffle",),
@@ -143,15 +145,9 @@ class _KernelDoor(TorchDispatchMode):
 
 # Blocking any of these blocks the autograd engine itself (every backward pass runs through its run_backward):
 # torch.autograd.backward, torch.func.vjp and a hand-made Jacobian reach it as Tensor.backward does.
-AUTOGRAD_FUNCTIONS = (
-    "torch.autograd.grad",
-    "torch.autograd.backward",
-    "torch.Tensor.backward",
-    "torch.autograd.functional.jacobian",
-    "torch.func.vjp",
-    "torch.func.grad",
-    "torch.func.jacrev",
-)
+AUTOGRAD_FUNCTIONS = ("torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward",
+                      "torch.autograd.functional.jacobian", "torch.func.vjp", "torch.func.grad",
+                      "torch.func.jacrev")  # fmt: skip
 _ENGINE = "_EngineBase.run_backward"
 _THREADS = ("start_new_thread", "start_joinable_thread", "start_new")  # _thread's ways to start a thread
 # A Tensor subclass of the answer's own could do the work later, in its __torch_function__, when the checker reads it
