@@ -78,6 +78,35 @@ def test_configure_sets_up_a_course(monkeypatch):
 
 
 @needs_nbgrader
+def test_the_feedback_runs_none_of_a_submissions_html():
+    """A twenty-first trial's written answer held ``<script>`` and ``<img onerror=...>``: opened, its feedback page
+    ran them, retitled the page and replaced its body with "Score: 100 / 100"."""
+    from nbconvert import HTMLExporter
+
+    from course_lib.classroom.release import PlainHTML, feedback_preprocessors
+
+    answer = ("My answer. <script>document.title='pwned'</script>\n\n"
+              "<img src=\"x\" onerror=\"document.body.innerHTML='Score: 100'\"> *emphasis*, $a < b$ "
+              "&lt;script&gt;alert(2)&lt;/script&gt;")  # fmt: skip
+    prose = '### Exercise 3\n<span class="section-badge core">● core</span>\n\n| a | b |\n|---|---|\n| 1 | 2 |'
+    shown = {"text/html": "<b>bold</b><script>alert(1)</script>", "text/plain": "<b>"}
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(answer), nbformat.v4.new_markdown_cell(prose),
+                                         nbformat.v4.new_code_cell("1", outputs=[nbformat.v4.new_output(
+                                             "display_data", data=shown)])])  # fmt: skip
+    unsafe, _ = HTMLExporter().from_notebook_node(nb)
+    assert "<script>document.title" in unsafe and "onerror=" in unsafe  # what the page ran before
+    assert PlainHTML in feedback_preprocessors()
+    cleaned, _ = PlainHTML().preprocess(nb, {})
+    assert "<script" not in cleaned.cells[0].source + cleaned.cells[2].outputs[0].data["text/html"]
+    html, _ = HTMLExporter().from_notebook_node(cleaned)
+    template, _ = HTMLExporter().from_notebook_node(nbformat.v4.new_notebook())
+    assert html.count("<script") == template.count("<script") and "onerror" not in html  # the page's own scripts only
+    assert "<em>emphasis</em>" in html and "My answer." in html and "$a &lt; b$" in html  # the answer still reads
+    assert '<span class="section-badge core">' in html and "<td>2</td>" in html  # the course's prose as it was
+    assert "<b>bold</b>" in html
+
+
+@needs_nbgrader
 def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
     from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 

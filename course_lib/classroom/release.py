@@ -18,13 +18,16 @@ virtual environment that was never activated does not put on PATH)::
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from nbconvert.preprocessors import Preprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat import NotebookNode
-from traitlets import Bool
+from traitlets import Any as AnyTrait
+from traitlets import Bool, List
 
 from .evidence import RAN, not_graded_line
 from .guard import SNAPSHOT, VERIFIED, autograde_preprocessors, sanitize_preprocessors
@@ -97,6 +100,27 @@ class ShortTracebacks(Preprocessor):
         return nb, resources
 
 
+class PlainHTML(SanitizeHTML):
+    """For the feedback: the HTML of every markdown cell and of every cell's output cleaned (bleach, as nbconvert's
+    :class:`SanitizeHTML`) of scripts, event handlers (``onerror=``) and styles: a twenty-first trial's written answer
+    held ``<script>`` and ``<img onerror=...>``, which ran when the feedback page was opened. Unlike nbconvert's
+    defaults, the tags the course's own prose uses (paragraphs, headings, tables, ``span class=...``) stay tags."""
+
+    tags = List(default_value=["a", "abbr", "b", "blockquote", "br", "code", "div", "em", "h1", "h2", "h3", "h4", "h5",
+                               "h6", "hr", "i", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
+                               "tbody", "td", "th", "thead", "tr", "ul"]).tag(config=True)  # fmt: skip
+    attributes = AnyTrait(default_value={"a": ["href", "title"], "img": ["src", "alt", "width", "height"],
+                                         "span": ["class"], "div": ["class"], "td": ["align"],
+                                         "th": ["align"]}).tag(config=True)  # fmt: skip
+    strip = Bool(True).tag(config=True)  # a tag refused is dropped, its text kept
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if cell.cell_type == "markdown":  # "a < b" as written ("&lt;" before a letter, "/", "!" or "?": no tag)
+            cell.source = re.sub(r"&lt;(?![A-Za-z/!?])", "<", cell.source).replace("&gt;", ">")
+        return cell, resources
+
+
 _TAKEN = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot')"  # the guard's last line of the first locked cell
 
 
@@ -150,14 +174,15 @@ def feedback_preprocessors() -> list:
 
     steps = list(GenerateFeedback.class_traits()["preprocessors"].default())
     at = steps.index(GetGrades) + 1
-    return [*steps[:at], WithoutGradersLines, ClearHiddenTests, ShortTracebacks, *steps[at:]]
+    return [*steps[:at], WithoutGradersLines, ClearHiddenTests, ShortTracebacks, PlainHTML, *steps[at:]]
 
 
 def configure(c: Any, *, timeout: int = 600) -> None:
     """Set an nbgrader config ``c`` up for the course: named stubs in the release, the guard in autograde (before the
     notebook runs, and after it: a "Not graded" line scores 0 even if a cell kept it from raising, and a graded test
     cell scores only with its evidence that it ran, :mod:`course_lib.classroom.evidence`, and is decided again in
-    the grader's own run, :mod:`course_lib.classroom.recheck`), no hidden tests in the feedback, a cell timeout of
+    the grader's own run, :mod:`course_lib.classroom.recheck`), no hidden tests in the feedback, no script of a
+    submission's in its feedback page (:class:`PlainHTML`), a cell timeout of
     ``timeout`` seconds in both runs (nbgrader's default of 30 s is too short for the training cells), and
     single-threaded kernels where the environment does not choose (OMP/MKL_NUM_THREADS)."""
     c.GenerateAssignment.preprocessors = generate_preprocessors()
