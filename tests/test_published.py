@@ -2,12 +2,14 @@
 in 13's reference answers copied: full marks, nothing flagged), apart from the flags: an honest answer may be the
 same code."""
 
+import shutil
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from course_lib.classroom.autograde import GradedCell, format_report
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
-from course_lib.classroom.published import published_copies
+from course_lib.classroom.published import keep_solutions, published_copies, same_code
 from course_lib.paths import ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "13_text_to_tokens.ipynb"
@@ -59,9 +61,51 @@ def test_the_report_lists_copies_apart_from_the_flags():
     cells = [GradedCell("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 1.0})]
     text = format_report("a01", cells, {}, {"ann": ["x-exercise-1-answer"], "bob": []})
     assert "## Flagged submissions: 0" in text
-    section = text.split("## The published solution as it stands, not flagged: 1")[1]
+    section = text.split("## The published solution handed in, not flagged: 1")[1]
     assert "- ann: x-exercise-1-answer" in section and "bob" not in section
     assert "The published solution" not in format_report("a01", cells, {}, {"bob": []})
+
+
+def test_renamed_locals_are_the_same_code_and_another_algorithm_or_library_name_is_not():
+    """A twenty-first trial's x8renamed: the solution with its local names changed, listed nowhere before."""
+    renamed = "def f(value):\n    p = value + 1\n    q = p * 2\n    r = q - 3\n    s = r / 4\n    return s\n"
+    assert same_code(renamed, LONG)
+    assert not same_code(renamed.replace("p * 2", "p * 3"), LONG)
+    assert not same_code("import math\n" + LONG.replace("a * 2", "math.floor(a)"), "import math\n" + LONG)
+    assert not same_code(LONG.replace("x + 1", "torch.add(x, 1)"), LONG.replace("x + 1", "numpy.add(x, 1)"))
+
+
+def _written(question: str, answer: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(f"{question}\n\n### BEGIN SOLUTION\n{answer}\n### END SOLUTION")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "x-exercise-3-written", "locked": False, "points": 1,
+                                 "schema_version": 3, "solution": True, "task": False}  # fmt: skip
+    return cell
+
+
+MODEL = ("Each head sees the same keys but through its own projection, so two heads can attend to different "
+         "positions for one query; a single wide head averages them into one distribution.")  # fmt: skip
+
+
+def test_a_written_answer_holding_the_model_answer_is_listed(tmp_path):
+    for folder, text in [("source", MODEL), ("submitted/ann", "My answer:  " + MODEL.replace(" ", "\n", 3)),
+                         ("submitted/bob", "In my own words, heads attend to different positions.")]:  # fmt: skip
+        (tmp_path / folder / "a06").mkdir(parents=True)
+        cell = _written("### Exercise 3\nWhy several heads?", text)
+        nbformat.write(new_notebook(cells=[cell]), tmp_path / folder / "a06" / "x.ipynb")
+    assert published_copies(tmp_path, "a06", "ann") == ["x-exercise-3-written"]
+    assert published_copies(tmp_path, "a06", "bob") == []
+
+
+def test_the_solutions_kept_at_make_assignment_serve_where_source_was_moved_away(tmp_path):
+    """The guide moves ``source/`` off the grading machine before grading; a twenty-first trial's verbatim copy then
+    went unlisted. ``make assignment`` keeps the answer cells in ``published/`` (the gradebook holds the stubs)."""
+    _course(tmp_path, [LONG, SHORT], {"ann": [LONG, SHORT]})
+    kept = keep_solutions(tmp_path, "a01")
+    shutil.rmtree(tmp_path / "source")
+    assert kept == tmp_path / "published" / "a01.json"
+    assert published_copies(tmp_path, "a01", "ann") == ["x-exercise-1-answer"]
+    kept.unlink()
+    assert published_copies(tmp_path, "a01", "ann") == []  # nothing to compare with: nothing listed
 
 
 def test_13s_reference_answers_handed_in_are_listed_where_long_enough(tmp_path):

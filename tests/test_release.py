@@ -4,6 +4,7 @@ a hidden test nor a model answer and opens itself in Colab, and nbgrader runs on
 environment is not activated (``make assignment``)."""
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -391,6 +392,10 @@ def test_an_assignments_hidden_tests_draw_their_inputs_from_its_secret(tmp_path)
     nb = nbformat.read(NOTEBOOKS[4], as_version=4)
     public = hidden_seeds(nbgrader_notebook(nb, NOTEBOOKS[4].stem)[0])
     assert made(tmp_path / "a", secret="s") == hidden_seeds(nbgrader_notebook(nb, NOTEBOOKS[4].stem, secret="s")[0])
+    kept = json.loads((tmp_path / "a" / "published" / "a04.json").read_text())  # for the report, once source/ is gone
+    assert set(kept) == {NOTEBOOKS[4].stem} and any(
+        "BEGIN SOLUTION" in c["source"] for c in kept[NOTEBOOKS[4].stem].values()
+    )
     fresh = made(tmp_path / "b")
     assert public and len(fresh) == len(public) and not set(fresh) & set(public), (public, fresh)
 

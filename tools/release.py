@@ -40,6 +40,7 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.classroom.published import keep_solutions
 from course_lib.classroom.release import nbgrader_environ
 from course_lib.classroom.student import convert
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
@@ -247,6 +248,7 @@ def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict
     done = run_nbgrader(course, "generate_assignment", name, "--force", environ=environ)
     if done.returncode:
         raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    keep_solutions(course, name)  # the class report compares with them once source/ has left the grading machine
     return course / "release" / name
 
 

@@ -207,7 +207,7 @@ def _grouped(found: list[tuple[str, str]]) -> str:
 def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, list[tuple[str, str]]],
                   copies: dict[str, list[str]] | None = None) -> str:  # fmt: skip
     """The report as Markdown: a row per exercise (its graded cells' points together), then the flags per cell,
-    then the answers that are the published solution as it stands (``copies``: per student, the answer cells)."""
+    then the answers that are the published solution (``copies``: per student, the answer cells)."""
     n = max((len(cell.scores) for cell in cells), default=0)
     lines = [f"# {assignment}: {n} submissions", "",
              "| exercise | points | full | partial | zero | to mark | mean of the marked |",
@@ -231,10 +231,11 @@ def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, lis
         lines += [f"- {student}: " + ", ".join(where) for student, where in numpy.items()]
     copies = {s: where for s, where in (copies or {}).items() if where}
     if copies:
-        lines += ["", f"## The published solution as it stands, not flagged: {len(copies)}", "",
-                  f"Answer cells of {AT_LEAST} or more statements whose code is the course's solution, comments and "
-                  "layout aside (the course's public repository holds it): copied, or written the same way? Open "
-                  "them and decide.", ""]  # fmt: skip
+        lines += ["", f"## The published solution handed in, not flagged: {len(copies)}", "",
+                  f"Answer cells that are the course's solution (the course's public repository holds it): code of "
+                  f"{AT_LEAST} or more statements, comments, layout and the names it binds aside, or a written answer "
+                  "holding the model answer word for word. Copied, or written the same way? Open them and decide.",
+                  ""]  # fmt: skip
         lines += [f"- {student}: " + ", ".join(where) for student, where in copies.items()]
     return "\n".join(lines) + "\n"
 

@@ -1,33 +1,61 @@
-"""Answers that are the course's published solution, verbatim: a section of the class report, not a flag.
+"""Answers that are the course's published solution: a section of the class report, not a flag.
 
 The course's repository is public, and the notebooks in it hold every exercise's solution (the student release has
-none, but the repository is a search away). A lecturer's trial handed in 13's reference answers copied as they stand:
-full marks, nothing refused, nothing flagged, since the code is right and calls nothing it may not. No reading can
-tell a copy from the same answer written independently, so :func:`published_copies` only lists, for the class report,
-each answer cell whose code is the source version's cell as it stands, comments, blank lines and spacing aside (their
-syntax trees are equal), where that cell holds at least :data:`AT_LEAST` statements: a short answer written the same
-way by many honest students is left out. The lecturer opens the ones listed, as for a flag, and decides.
+none, but the repository is a search away). Lecturers' trials handed in reference answers copied as they stand, and
+with their local names changed: full marks, nothing refused, nothing flagged, since the code is right and calls
+nothing it may not. No reading can tell a copy from the same answer written independently, so
+:func:`published_copies` only lists, for the class report, each answer that is the published solution:
+
+- a code answer whose syntax tree is the solution's once the names the cell binds (its variables, arguments and
+  functions) are numbered in the order they appear: comments, layout and renamed locals aside. Only where the
+  solution holds at least :data:`AT_LEAST` statements: a short answer written the same way by many honest students
+  is left out;
+- a written answer that contains the model answer word for word (spacing aside), where that has at least
+  :data:`AT_LEAST_CHARACTERS` characters.
+
+The solutions are read from ``source/``, or where the guide has moved that off the grading machine, from the copy
+``make assignment`` keeps in ``published/`` (:func:`keep_solutions`). The lecturer opens the
+ones listed, as for a flag, and decides.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import nbformat
 
-__all__ = ["AT_LEAST", "published_copies"]
+__all__ = ["AT_LEAST", "AT_LEAST_CHARACTERS", "keep_solutions", "published_copies", "same_code"]
 
 AT_LEAST = 6  # statements in a solution cell (nested ones included) before an identical answer is listed
+AT_LEAST_CHARACTERS = 80  # of a written answer's model answer
+_MODEL = re.compile(r"#+ BEGIN SOLUTION\s*\n(.*?)\n\s*#+ END SOLUTION", re.S)
 
 
-def _tree(source: str) -> str | None:
-    """The syntax tree of a cell's code as text (comments and layout left out), or ``None`` if it does not parse
-    (IPython's ``%`` lines included)."""
+def _canonical(source: str) -> str | None:
+    """The syntax tree of a cell's code as text, each name the cell binds replaced by its number of appearance; or
+    ``None`` if it does not parse (IPython's ``%`` lines included)."""
     try:
-        return ast.dump(ast.parse(source))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    bound |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    numbers: dict[str, str] = {}
+    for node in ast.walk(tree):
+        for field in ("id", "arg", "name"):
+            name = getattr(node, field, None)
+            if isinstance(name, str) and name in bound and not isinstance(node, ast.alias):
+                setattr(node, field, numbers.setdefault(name, f"_{len(numbers)}"))
+    return ast.dump(tree)
+
+
+def same_code(answer: str, solution: str) -> bool:
+    """Whether ``answer`` is ``solution`` but for comments, layout and the names it binds."""
+    return (canonical := _canonical(solution)) is not None and _canonical(answer) == canonical
 
 
 def _statements(source: str) -> int:
@@ -37,31 +65,64 @@ def _statements(source: str) -> int:
         return 0
 
 
-def _answers(path: Path) -> dict[str, str]:
-    """{grade id: source} of a notebook's autograded answer cells (nbgrader's ``solution`` code cells)."""
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _copied(answer: dict, solution: dict) -> bool:
+    if solution["cell_type"] == "code":
+        return _statements(solution["source"]) >= AT_LEAST and same_code(answer["source"], solution["source"])
+    model = _MODEL.search(solution["source"])
+    model = _words(model[1]) if model else ""
+    return len(model) >= AT_LEAST_CHARACTERS and model in _words(answer["source"])
+
+
+def _answers(path: Path) -> dict[str, dict]:
+    """{grade id: cell} of a notebook's answer cells (nbgrader's ``solution`` cells, code or written)."""
     try:
         nb = nbformat.read(path, as_version=4)
     except (OSError, ValueError, nbformat.reader.NotJSONError):
         return {}
-    found = {}
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "code" and meta.get("solution") and meta.get("grade_id"):
-            found[meta["grade_id"]] = cell.get("source", "")
-    return found
+    return {cell.metadata["nbgrader"]["grade_id"]: cell for cell in nb.cells
+            if cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+            and cell.metadata["nbgrader"].get("grade_id")}  # fmt: skip
+
+
+def _read(folder: Path) -> dict[str, dict[str, dict]]:
+    return {path.stem: {gid: {"cell_type": c.cell_type, "source": c.source} for gid, c in _answers(path).items()}
+            for path in sorted(folder.glob("*.ipynb"))}  # fmt: skip
+
+
+def keep_solutions(root: str | Path, assignment: str) -> Path:
+    """Write ``published/ASSIGNMENT.json`` in the course folder ``root``: the answer cells of ``source/ASSIGNMENT``,
+    the solutions the report compares with once ``source/`` has left the grading machine. ``make assignment`` calls
+    it; the solutions are the public repository's, and a graded notebook reads nothing of the course folder."""
+    root = Path(root)
+    path = root / "published" / f"{assignment}.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(_read(root / "source" / assignment), indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _solutions(root: Path, assignment: str) -> dict[str, dict[str, dict]]:
+    """{notebook name: {grade id: {"cell_type", "source"}}} of the published solutions: ``source/``'s, else those
+    :func:`keep_solutions` kept."""
+    if (root / "source" / assignment).is_dir():
+        return _read(root / "source" / assignment)
+    kept = root / "published" / f"{assignment}.json"
+    return json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else {}
 
 
 def published_copies(root: str | Path, assignment: str, student: str) -> list[str]:
-    """The grade ids of ``student``'s answer cells in ``assignment`` whose code is the source version's (the
-    published solution) as it stands, where that holds at least :data:`AT_LEAST` statements."""
+    """The grade ids of ``student``'s answer cells in ``assignment`` that are the published solution: code that is
+    the solution but for comments, layout and the names it binds (a solution of :data:`AT_LEAST` statements or more),
+    or a written answer containing the model answer word for word."""
     root = Path(root)
     copies = []
-    for path in sorted((root / "source" / assignment).glob("*.ipynb")):
-        solutions = _answers(path)
-        handed_in = _answers(root / "submitted" / student / assignment / path.name)
-        for grade_id, solution in solutions.items():
-            if _statements(solution) < AT_LEAST or grade_id not in handed_in:
-                continue
-            if _tree(handed_in[grade_id]) == _tree(solution) is not None:
-                copies.append(grade_id)
+    for name, solutions in _solutions(root, assignment).items():
+        handed_in = _answers(root / "submitted" / student / assignment / f"{name}.ipynb")
+        for gid, solution in solutions.items():
+            answer = handed_in.get(gid)
+            if answer is not None and answer.cell_type == solution["cell_type"] and _copied(answer, solution):
+                copies.append(gid)
     return copies
