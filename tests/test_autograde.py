@@ -476,3 +476,29 @@ def test_a_notebook_from_the_student_release_is_flagged_as_not_the_assignment(tm
     nb = _by_hand_notebook("w = [0.2447, 0.0, 0.0900, 0.6652]")
     _hand_in_and_grade(tmp_path / "submitted" / "bo" / "a05", nb, "05.ipynb")
     assert flagged(tmp_path, "a05", "bo") == []
+
+
+def test_a_test_cell_of_a_notebook_nbgrader_failed_on_is_zero_and_a_written_answer_waits(tmp_path, monkeypatch):
+    """A twenty-first trial: the report's "to mark" counted a submission nbgrader could not grade (its test cells
+    wait for a manual grade in the gradebook) as if a person had a written answer to mark."""
+    pytest.importorskip("nbgrader")
+    from nbgrader.api import Gradebook
+
+    from course_lib.classroom.release import nbgrader_environ
+
+    monkeypatch.setenv("PATH", nbgrader_environ()["PATH"])  # the gradebook runs alembic by name
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        gb.add_assignment("a06")
+        gb.add_notebook("x", "a06")
+        gb.add_grade_cell("x-exercise-1-tests", "x", "a06", max_score=1, cell_type="code")
+        gb.add_grade_cell("x-exercise-2-written", "x", "a06", max_score=1, cell_type="markdown")
+        gb.add_student("failed")
+        gb.add_submission("a06", "failed")
+        for grade in gb.find_submission("a06", "failed").notebooks[0].grades:
+            grade.needs_manual_grade = True  # as nbgrader leaves a notebook it failed on
+        gb.db.commit()
+    monkeypatch.setattr(autograde, "flagged", lambda *args: [])
+    (tmp_path / "submitted" / "failed" / "a06").mkdir(parents=True)
+    cells, _ = autograde.class_report(tmp_path, "a06")
+    scores = {cell.grade_id: cell.scores["failed"] for cell in cells}
+    assert scores == {"x-exercise-1-tests": 0.0, "x-exercise-2-written": None}

@@ -189,8 +189,10 @@ def class_report(root: str | Path, assignment: str) -> tuple[list[GradedCell], d
                 for grade in notebook.grades:
                     if grade.max_score:
                         cell = cells.setdefault(grade.name, GradedCell(grade.name, grade.max_score))
-                        # nbgrader's score is 0.0 for a written answer nobody has marked yet: None says so
-                        cell.scores[submission.student_id] = None if grade.needs_manual_grade else grade.score
+                        # nbgrader's score is 0.0 for a written answer nobody has marked yet: None says so; a test
+                        # cell of a notebook nbgrader failed on is 0, not one to mark (a twenty-first trial)
+                        waits = grade.needs_manual_grade and grade.cell.cell_type == "markdown"
+                        cell.scores[submission.student_id] = None if waits else grade.score or 0.0
     students = sorted({s for cell in cells.values() for s in cell.scores} | set(_students(root, assignment)))
     flags = {s: f for s in students if (f := flagged(root, assignment, s, s in ran))}  # a failed one: no grades
     return sorted(cells.values(), key=GradedCell.order), flags
