@@ -96,8 +96,8 @@ test-portable: $(STAMP)
 # nbgrader end to end (tests/test_grading.py): each notebook becomes an nbgrader assignment, and a reference, an
 # unchanged and a library-shortcut submission are autograded and scored per exercise. Each notebook runs three times,
 # so `make test` skips it; CI runs it, with the tests that nbgrader runs without an activated environment and that
-# an assignment's hidden tests draw from its secret (tests/test_release.py). Installs the `grading` extra (nbgrader)
-# the first time.
+# an assignment's hidden tests draw from its secret, and of a week's share of a notebook (tests/test_release.py).
+# Installs the `grading` extra (nbgrader) the first time.
 GRADING_STAMP := $(VENV)/.grading-installed
 $(GRADING_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,grading]"
@@ -106,7 +106,8 @@ $(GRADING_STAMP): $(STAMP)
 test-grading: $(GRADING_STAMP)
 	COURSE_GRADING=1 $(NBVAL_ENV) $(BIN)/python -m pytest tests/test_grading.py \
 		tests/test_release.py::test_an_assignment_is_made_where_the_environment_is_not_activated \
-		tests/test_release.py::test_an_assignments_hidden_tests_draw_their_inputs_from_its_secret -n 2 -q -rs
+		tests/test_release.py::test_an_assignments_hidden_tests_draw_their_inputs_from_its_secret \
+		tests/test_release.py::test_an_assignment_of_a_weeks_share_grades_only_its_exercises -n 2 -q -rs
 
 # What students receive, and nbgrader as the lecturer's guide runs it (tools/release.py; tests/test_release.py):
 #   make release     the student release, no solutions, in build/release and build/release.zip; RELEASE_REPOSITORY
@@ -114,7 +115,8 @@ test-grading: $(GRADING_STAMP)
 #                    RELEASE_GIT_BRANCH=student also commits it to that branch here (the checkout is not touched)
 #   make assignment NOTEBOOK=notebooks/04_scaling_and_softmax_gradient.ipynb COURSE_DIR=../course
 #                    one nbgrader assignment, a04: the course folder's nbgrader_config.py, the source version, the release;
-#                    its hidden tests draw their inputs from a new random secret (SECRET=... to make the same again)
+#                    its hidden tests draw their inputs from a new random secret (SECRET=... to make the same again);
+#                    EXERCISES=1,3 NAME=a12-week12 grades a week's share of a notebook (the others: ungraded)
 #   make nbgrader COURSE_DIR=../course ARGS="autograde a04"   any other nbgrader command in the course folder
 # nbgrader starts `alembic` by name when it creates its gradebook; these run it with the environment's bin first on
 # PATH, so nothing needs activating.
@@ -129,7 +131,7 @@ assignment: $(GRADING_STAMP)
 	@test -n "$(NOTEBOOK)" || { echo "make assignment NOTEBOOK=notebooks/NN_name.ipynb [COURSE_DIR=...]"; exit 2; }
 	$(BIN)/python -m tools.release assignment "$(NOTEBOOK)" --course "$(COURSE_DIR)" \
 		$(if $(RELEASE_REPOSITORY),--repository "$(RELEASE_REPOSITORY)" --colab-branch "$(RELEASE_BRANCH)") \
-		$(if $(SECRET),--secret "$(SECRET)")
+		$(if $(SECRET),--secret "$(SECRET)") $(if $(EXERCISES),--exercises "$(EXERCISES)") $(if $(NAME),--name "$(NAME)")
 
 nbgrader: $(GRADING_STAMP)
 	$(BIN)/python -m tools.release nbgrader --course "$(COURSE_DIR)" -- $(ARGS)

@@ -122,4 +122,36 @@ def test_the_command_line_draws_a_new_secret_each_run_or_takes_one(tmp_path, cap
     assert seeds("c", "--secret", "s") == seeds("d", "--secret", "s")
     with pytest.raises(SystemExit):
         main([str(NOTEBOOKS[0]), "--out", str(tmp_path / "e"), "--secret", "s"])  # a student version has none
-    assert "secret is for the hidden tests" in capsys.readouterr().err
+    assert "a secret, or a choice of exercises, is for nbgrader" in capsys.readouterr().err
+
+
+def test_a_weeks_share_of_a_notebook_is_graded_and_the_rest_left_to_do():
+    """A twenty-first trial: the plan grades 10's exercises 1-3 in week 9 and 12's exercise 2 in week 11, but an
+    assignment graded every exercise of its notebook. ``only`` grades the chosen ones; the others keep an editable
+    answer cell and their visible check, without hidden tests, points or a model answer."""
+    import warnings
+
+    from course_lib.classroom.notebook import find_exercises
+
+    nb = nbformat.read(ROOT / "notebooks" / "06_multi_head_attention.ipynb", as_version=4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        source, graded = nbgrader_notebook(nb, "06_x", only=[3])
+    assert [ex.label for ex in graded] == ["Exercise 3"]
+    assert any("split_heads" in str(w.message) and "Exercise 2" in str(w.message) for w in caught)
+    grades = [c.metadata["nbgrader"]["grade_id"] for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert grades == ["06_x-exercise-3-tests", "06_x-exercise-3-hidden-tests"]
+    answers = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert len(answers) == len(find_exercises(nb)) and all(not c.metadata["nbgrader"]["locked"] for c in answers)
+    hidden = [c for c in source.cells if HIDDEN_BEGIN in c.source]
+    assert len(hidden) == 1 and "multi_head_attention" in hidden[0].source  # the other checks lost theirs
+    vit = nbformat.read(ROOT / "notebooks" / "10_vision_transformer.ipynb", as_version=4)
+    written = [
+        c for c in vit.cells if "BEGIN SOLUTION" not in c.source and "written-answer" in c.metadata.get("tags", [])
+    ]
+    assert written, "notebook 10 has a written answer"
+    source, graded = nbgrader_notebook(vit, "10_x", only=[1, 2])
+    assert [ex.label for ex in graded] == ["Exercise 1", "Exercise 2"]
+    assert not any(c.cell_type == "markdown" and "BEGIN SOLUTION" in c.source for c in source.cells)  # no model
+    with pytest.raises(ValueError, match=r"no exercise \[9\]"):
+        nbgrader_notebook(nb, "06_x", only=[3, 9])

@@ -401,6 +401,25 @@ def test_an_assignments_hidden_tests_draw_their_inputs_from_its_secret(tmp_path)
 
 
 @needs_nbgrader
+def test_an_assignment_of_a_weeks_share_grades_only_its_exercises(tmp_path):
+    """``make assignment EXERCISES=3 NAME=a06-week5``: nbgrader accepts the source version, the release has every
+    exercise to do and no solution or hidden test, and only exercise 3 is graded (a twenty-first trial)."""
+    nb_path = next(p for p in NOTEBOOKS if p.name.startswith("06_"))
+    with pytest.warns(UserWarning, match="split_heads"):
+        made = release.assignment(nb_path, tmp_path / "course", only=[3], name="a06-week5")
+    assert made == tmp_path / "course" / "release" / "a06-week5"
+    source = nbformat.read(tmp_path / "course" / "source" / "a06-week5" / nb_path.name, as_version=4)
+    graded = [c.metadata["nbgrader"]["grade_id"] for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert graded == [f"{nb_path.stem}-exercise-3-tests", f"{nb_path.stem}-exercise-3-hidden-tests"]
+    handed_out = nbformat.read(made / nb_path.name, as_version=4)
+    assert not any(m in c.source for c in handed_out.cells for m in (*SOLUTION, *HIDDEN))
+    to_do = [c for c in handed_out.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert len(to_do) == 4 and all("YOUR " in c.source for c in to_do)  # every exercise still to do
+    with pytest.raises(ValueError, match="assignment name"):
+        release.assignment(nb_path, tmp_path / "course", name="week 5!")
+
+
+@needs_nbgrader
 def test_an_assignment_made_without_the_release_repository_says_so(tmp_path, capsys):
     """A twentieth trial: ``make assignment`` as the README writes it (no RELEASE_REPOSITORY) made a Colab cell that
     clones the course's placeholder, silently; the command now warns, and says what to add."""

@@ -42,7 +42,7 @@ import nbformat
 
 from course_lib.classroom.published import keep_solutions
 from course_lib.classroom.release import nbgrader_environ
-from course_lib.classroom.student import convert
+from course_lib.classroom.student import convert, exercise_numbers
 from course_lib.paths import NOTEBOOKS_DIR, ROOT
 from tools import colab_cell
 
@@ -229,20 +229,24 @@ NO_REPOSITORY = (
 
 
 def assignment(notebook: Path, course: Path, *, points: float = 1, environ: dict | None = None,
-               repository: str | None = None, branch: str = "student", secret: str | None = None) -> Path:  # fmt: skip
+               repository: str | None = None, branch: str = "student", secret: str | None = None,
+               only: list[int] | None = None, name: str | None = None) -> Path:  # fmt: skip
     """An nbgrader assignment of ``notebook`` in the course folder (:func:`assignment_name`); its Colab cell, a
     locked cell, clones ``repository`` at ``branch`` where one is given (the student release's: where Colab finds
     ``course_lib``), else :data:`tools.colab_cell.GITHUB_REPOSITORY`. Its hidden tests' seeds come from ``secret``,
-    by default a new random one (:func:`course_lib.classroom.student.convert`)."""
+    by default a new random one (:func:`course_lib.classroom.student.convert`); ``only``: the exercises graded (a
+    week's share), under the assignment name ``name`` (default :func:`assignment_name`)."""
     course.mkdir(parents=True, exist_ok=True)
     config = course / "nbgrader_config.py"
     if not config.exists():
         config.write_text(NBGRADER_CONFIG, encoding="utf-8")
-    name = assignment_name(notebook)
+    name = name or assignment_name(notebook)
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise ValueError(f"an assignment name of letters, digits, '-' and '_', such as a12-week11: not {name!r}")
     source = course / "source" / name
     if source.exists():
         shutil.rmtree(source)
-    for path in convert(notebook, source, nbgrader=True, points=points, secret=secret):
+    for path in convert(notebook, source, nbgrader=True, points=points, secret=secret, only=only):
         if repository and path.suffix == ".ipynb":
             nbformat.write(point_colab(nbformat.read(path, as_version=4), repository, branch), path)
     done = run_nbgrader(course, "generate_assignment", name, "--force", environ=environ)
@@ -270,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     one.add_argument("--repository", help="owner/name of the student release's repository, which its Colab cell clones")
     one.add_argument("--colab-branch", default="student", help="the branch the Colab cell clones")
     one.add_argument("--secret", help="derive the hidden tests' seeds from this text (default: a new random one)")
+    one.add_argument("--exercises", type=exercise_numbers, help="grade only these, e.g. 2 or 1,3 (a week's share of "
+                     "a notebook); the others stay for students to do, ungraded")  # fmt: skip
+    one.add_argument("--name", help="the assignment's name (default aNN), e.g. a12-week11 for a second share")
     any_ = sub.add_parser("nbgrader", help="any nbgrader command in the course folder, the environment's bin on PATH")
     any_.add_argument("--course", type=Path, required=True)
     any_.add_argument("args", nargs=argparse.REMAINDER)
@@ -284,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"branch {args.branch}: {commit} (push it, e.g. git push <remote> {args.branch})")
     elif args.command == "assignment":
         made = assignment(args.notebook, args.course, points=args.points, repository=args.repository,
-                          branch=args.colab_branch, secret=args.secret)  # fmt: skip
+                          branch=args.colab_branch, secret=args.secret, only=args.exercises,
+                          name=args.name)  # fmt: skip
         print(f"release: {made}")
         if not args.repository:  # (a twentieth trial: the README's command made a Colab cell that clones a placeholder)
             print(NO_REPOSITORY, file=sys.stderr)

@@ -19,18 +19,19 @@ change the inputs, references or helper functions that its checks rely on. The o
 line, moved into a cell of its own and left editable: in an nbgrader course every student receives the same release,
 and a student who writes their student id there gets their own numbers (see the lecturer's guide).
 
-Hidden tests' seeds: a hidden test draws its random inputs from a seed written in the repository, which the students
-clone, so a table of those inputs' answers (computed with the public reference) would pass it. Given a ``secret``,
-every literal seed in a hidden region (``seed=1``, ``manual_seed(1)``, ``set_seed(1)``) becomes one derived from the
-secret, the test cell and the old seed (:func:`salted_seed`): the same seed stays the same within a cell, the source
-version holds the numbers (nbgrader stores them with the hidden tests; the release and the feedback show neither).
+Hidden tests' seeds are in the public repository (a table of their inputs' answers would pass them): given a
+``secret``, every literal seed of a hidden region becomes one derived from it (:func:`salted_seed`). A week's share of
+a notebook (``only``): the exercises not chosen stay for students to do, ungraded (:func:`_ungraded`).
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import re
+import warnings
+from collections.abc import Collection
 
 import nbformat
 from nbformat import NotebookNode
@@ -62,18 +63,20 @@ def _grade_id(stem: str, label: str, kind: str, used: set[str]) -> str:
     return grade_id
 
 
-def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1,
-                     secret: str | None = None) -> tuple[NotebookNode, list[Exercise]]:  # fmt: skip
+def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1, secret: str | None = None,
+                     only: Collection[int] | None = None) -> tuple[NotebookNode, list[Exercise]]:  # fmt: skip
     """A copy of ``nb`` ready for nbgrader's ``source/`` folder: solutions kept, cells tagged, outputs cleared.
 
     Solution cells become "autograded answer" cells (``solution: true``), each exercise's check cell an
     "autograder tests" cell (``grade: true``, ``points``); grade ids are ``<name>-exercise-<n>-answer|tests``.
     Words that nbgrader reads as region markers ("BEGIN SOLUTION", ...) outside the marker lines themselves get a
     no-break space, so prose about the markers is not taken for a solution region. ``secret``: the hidden tests'
-    seeds derived from it (:func:`salted_seed`); ``None`` keeps the repository's.
+    seeds derived from it (:func:`salted_seed`); ``None`` keeps the repository's. ``only``: the numbers of the
+    exercises graded (a week's share of a notebook); the others stay for students to do, ungraded
+    (:func:`_ungraded`). Returns the graded exercises.
     """
     nb = copy.deepcopy(nb)
-    exercises = find_exercises(nb)
+    exercises, left = _chosen(nb, find_exercises(nb), only)
     clear_outputs(nb)
     checks = {ex.check_cell for ex in exercises}
     for i, cell in enumerate(nb.cells):
@@ -90,7 +93,7 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1,
                 lines[n] = line
         cell.source = "\n".join(lines)
     used: set[str] = set()
-    for ex in exercises:
+    for ex in exercises + left:  # (an exercise left out: its answer editable, graded nowhere)
         nb.cells[ex.solution_cell].metadata["nbgrader"] = {
             "grade": False,
             "grade_id": _grade_id(name, ex.label, "answer", used),
@@ -99,7 +102,7 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1,
             "solution": True,
             "task": False,
         }
-        if ex.check_cell is not None:
+        if ex.check_cell is not None and ex not in left:
             nb.cells[ex.check_cell].metadata["nbgrader"] = {
                 "grade": True,
                 "grade_id": _grade_id(name, ex.label, "tests", used),
@@ -127,6 +130,62 @@ def nbgrader_notebook(nb: NotebookNode, name: str, *, points: float = 1,
     _variant_cell_of_its_own(nb, exercises)
     _hidden_tests_of_their_own(nb, exercises, name, used)
     return nb, exercises
+
+
+def _number(ex: Exercise) -> int | None:
+    found = re.search(r"(\d+)$", ex.label)
+    return int(found[1]) if found else None
+
+
+def _chosen(nb: NotebookNode, exercises: list[Exercise], only: Collection[int] | None) -> tuple[list, list]:
+    """(the exercises graded, the others), the others made ungraded in place (:func:`_ungraded`); a warning where a
+    graded exercise's cells use a name an ungraded one's answer defines (students must still write it)."""
+    if only is None:
+        return exercises, []
+    numbers = [_number(ex) for ex in exercises]
+    if missing := sorted(set(only) - set(numbers)):
+        raise ValueError(f"no exercise {missing} in this notebook: it has exercises {numbers}")
+    kept = [ex for ex, n in zip(exercises, numbers, strict=True) if n in only]
+    left = [ex for ex, n in zip(exercises, numbers, strict=True) if n not in only]
+    for ex in left:
+        _ungraded(nb, ex)
+    defined = {name: ex.label for ex in left for name in _defines(nb.cells[ex.solution_cell].source)}
+    for ex in kept:
+        cells = [nb.cells[i].source for i in (ex.solution_cell, ex.check_cell) if i is not None]
+        needs = sorted({f"{n} ({defined[n]})" for n in defined if any(re.search(rf"\b{n}\b", c) for c in cells)})
+        if needs:
+            warnings.warn(f"{ex.label} is graded and uses {', '.join(needs)}, not graded: students must still write "
+                          "it, or the graded exercise fails", stacklevel=3)  # fmt: skip
+    return kept, left
+
+
+def _defines(source: str) -> set[str]:
+    """The names a cell's top level defines (functions, classes, assigned names); none if it does not parse."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return set()
+    names = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    targets = [t for node in body if isinstance(node, (ast.Assign, ast.AnnAssign)) for t in
+               (node.targets if isinstance(node, ast.Assign) else [node.target])]  # fmt: skip
+    return names | {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _ungraded(nb: NotebookNode, ex: Exercise) -> None:
+    """An exercise left out of an assignment, in place: its check keeps its visible part (a student who does it sees
+    whether it works), without hidden tests; a written answer keeps its question, without the model answer."""
+    if ex.check_cell is not None:
+        cell = nb.cells[ex.check_cell]
+        lines, inside, kept = cell.source.split("\n"), False, []
+        for line in lines:
+            if line.strip() in (HIDDEN_BEGIN, HIDDEN_END):
+                inside = line.strip() == HIDDEN_BEGIN
+            elif not inside:
+                kept.append(line)
+        cell.source = "\n".join(kept).rstrip()
+    if ex.written_cell is not None:
+        nb.cells[ex.written_cell].source = written_parts(nb.cells[ex.written_cell].source)[0]
+        nb.cells[ex.written_cell].metadata.get("tags", []).clear()  # no longer a written answer to mark
 
 
 # A literal seed in a hidden test: a keyword ``seed=1`` (check_function's), ``manual_seed(1)`` or ``set_seed(1)``.

@@ -36,6 +36,7 @@ import argparse
 import copy
 import secrets
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import nbformat
@@ -112,6 +113,7 @@ def convert(
     points: float = 1,
     variant_seed: int | str | None = None,
     secret: str | None = None,
+    only: Collection[int] | None = None,
 ) -> list[Path]:
     """Write the student (or, with ``nbgrader``, the nbgrader source) version of a notebook or a folder of them.
 
@@ -119,7 +121,8 @@ def convert(
     created if needed, that must not be the source folder. ``variant_seed`` gives the by-hand exercises their own
     numbers (see :func:`set_variant`). ``secret`` (``nbgrader`` only): what the hidden tests' seeds are derived from
     (:func:`~course_lib.classroom.nbgrader_source.salted_seed`); ``None``, a new random one, so that no table of the
-    repository's hidden inputs passes them. Returns the paths written.
+    repository's hidden inputs passes them. ``only`` (``nbgrader`` only): the numbers of the exercises graded, the
+    others left to do ungraded. Returns the paths written.
     """
     source, out = Path(source), Path(out)
     notebooks = [source] if source.is_file() else sorted(source.glob("[0-9][0-9]_*.ipynb"))
@@ -127,8 +130,8 @@ def convert(
         raise FileNotFoundError(f"no notebooks NN_*.ipynb in {source}")
     if any(nb_path.parent.resolve() == out.resolve() for nb_path in notebooks):
         raise ValueError(f"--out {out} is the folder of the notebooks themselves: it would overwrite them")
-    if secret is not None and not nbgrader:
-        raise ValueError("a secret is for the hidden tests of nbgrader source versions (--nbgrader)")
+    if (secret is not None or only is not None) and not nbgrader:
+        raise ValueError("a secret, or a choice of exercises, is for nbgrader source versions (--nbgrader)")
     secret = secrets.token_hex(16) if nbgrader and secret is None else secret
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -136,7 +139,7 @@ def convert(
         nb = nbformat.read(nb_path, as_version=4)
         try:
             if nbgrader:
-                new, exercises = nbgrader_notebook(nb, nb_path.stem, points=points, secret=secret)
+                new, exercises = nbgrader_notebook(nb, nb_path.stem, points=points, secret=secret, only=only)
                 if variant_seed is not None:
                     set_variant(new, variant_seed)
             else:
@@ -151,6 +154,17 @@ def convert(
         written.append(out / nb_path.name)
         print(f"{nb_path.name}: {len(exercises)} exercise(s) -> {out / nb_path.name}")
     return written
+
+
+def exercise_numbers(text: str) -> list[int]:
+    """``"1,2,3"`` -> ``[1, 2, 3]`` (the command line's ``--exercises``)."""
+    try:
+        numbers = [int(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"exercise numbers separated by commas, such as 1,2,3: not {text!r}") from None
+    if not numbers:
+        raise argparse.ArgumentTypeError("no exercise numbers")
+    return numbers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,10 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         help="--nbgrader: derive the hidden tests' seeds from this text (default: a new random one each run; the "
         "repository's seeds are public)",
     )
+    parser.add_argument("--exercises", type=exercise_numbers, help="--nbgrader: grade only these, e.g. 1,2,3 (a week's "
+                        "share of a notebook); the others stay for students to do, ungraded")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         convert(args.source, args.out, nbgrader=args.nbgrader, points=args.points, variant_seed=args.variant_seed,
-                secret=args.secret)  # fmt: skip
+                secret=args.secret, only=args.exercises)  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     return 0
