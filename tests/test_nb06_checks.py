@@ -15,21 +15,17 @@ from torch import nn
 
 import course_lib as cl
 from course_lib.paths import ROOT
+from tests.heldout.attacks import SHORTCUT_ATTACKS
 
 WITH_SDPA = """
 def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):
     q, k, v = (split_heads(x @ W, num_heads) for x, W in ((x_q, W_q), (x_kv, W_k), (x_kv, W_v)))
     return merge_heads(F.scaled_dot_product_attention(q, k, v)) @ W_o
 """
-WITH_THE_LAYER = """
-def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):  # PyTorch's layer, its weights set: a shortcut
-    D = x_q.shape[-1]
-    layer = nn.MultiheadAttention(D, num_heads, bias=False, batch_first=True)
-    with torch.no_grad():
-        layer.in_proj_weight.copy_(torch.cat([W_q.T, W_k.T, W_v.T]))
-        layer.out_proj.weight.copy_(W_o.T)
-    return layer(x_q, x_kv, x_kv, need_weights=False)[0]
-"""
+# PyTorch's layer with the exercise's weights (the held-out attack set's): a shortcut
+WITH_THE_LAYER = SHORTCUT_ATTACKS["mha: nn.MultiheadAttention with the weights packed"].replace(
+    "def answer(", "def multi_head_attention("
+)
 WITH_THE_FUSED_KERNEL = """
 def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads):  # the layer's fused kernel, called by its name
     D = x_q.shape[-1]
