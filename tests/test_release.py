@@ -97,6 +97,11 @@ def test_the_feedback_runs_none_of_a_submissions_html():
     unsafe, _ = HTMLExporter().from_notebook_node(nb)
     assert "<script>document.title" in unsafe and "onerror=" in unsafe  # what the page ran before
     assert PlainHTML in feedback_preprocessors()
+    exporter = HTMLExporter()  # as nbgrader's converters register their steps (a 22nd trial: it never ran)
+    exporter.register_preprocessor(PlainHTML)
+    assert all(step.enabled for step in exporter._preprocessors if isinstance(step, PlainHTML))
+    html, _ = exporter.from_notebook_node(nb)
+    assert "<script>document.title" not in html and "onerror" not in html
     cleaned, _ = PlainHTML().preprocess(nb, {})
     assert "<script" not in cleaned.cells[0].source + cleaned.cells[2].outputs[0].data["text/html"]
     html, _ = HTMLExporter().from_notebook_node(cleaned)

@@ -113,6 +113,7 @@ class PlainHTML(SanitizeHTML):
                                          "span": ["class"], "div": ["class"], "td": ["align"],
                                          "th": ["align"]}).tag(config=True)  # fmt: skip
     strip = Bool(True).tag(config=True)  # a tag refused is dropped, its text kept
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
         cell, resources = super().preprocess_cell(cell, resources, index)
