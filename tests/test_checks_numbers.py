@@ -2,6 +2,8 @@
 value, by every checker that takes it. Each test here fails on a small bug in that arithmetic (issue 43: mutation
 testing found answers of NaN and tolerances that no test held)."""
 
+import math
+
 import pytest
 import torch
 
@@ -78,3 +80,15 @@ def test_a_tolerance_must_be_a_finite_number_at_least_0(bad):
 def test_integers_and_booleans_are_compared_exactly_whatever_the_tolerance():
     assert explain_difference(torch.tensor([1000]), torch.tensor([1001]), atol=5, rtol=0.5) is not None
     assert explain_difference(torch.tensor([True]), torch.tensor([False]), atol=5, rtol=5) is not None
+
+
+def test_a_by_hand_answer_rounded_to_4_decimals_passes_and_one_a_unit_further_off_fails():
+    """A twenty-second trial: an honest PE(p_2) written as the course prints numbers, 0.0699 for sin(0.07) =
+    0.069943, scored zero against the 1e-5 of the checks of code."""
+    expected = torch.tensor([math.sin(0.07), math.cos(0.07), 0.5, -1.23456])
+    check_answer([0.0699, 0.9976, 0.5, -1.2346], expected, "PE(p_2)")  # each rounded to 4 decimals
+    check_answer([0.06994, 0.99755, 0.5, -1.23456], expected, "PE(p_2)")
+    with pytest.raises(AssertionError, match="too large"):
+        check_answer([0.0701, 0.9976, 0.5, -1.2346], expected, "PE(p_2)")
+    with pytest.raises(AssertionError, match="too small"):
+        check_answer([0.0699, 0.9976, 0.5, -1.2348], expected, "PE(p_2)")

@@ -163,10 +163,17 @@ def check_close(
     print(say(f"✓ {name} is correct"))
 
 
-def check_answer(actual: object, expected: Tensor, name: str = "your answer", *, atol: float = 1e-5,
+# A by-hand number rounded to 4 decimals is off by at most half a unit of the 4th (5e-5); float32 stores the answer
+# and the expected value each to about 1e-7 relative (1e-6: room for by-hand numbers up to about 8): a twenty-second
+# trial's honest 0.0699 for sin(0.07) = 0.069943 failed the 1e-5 of the checks of code.
+BY_HAND_ATOL = 5e-5 + 1e-6
+
+
+def check_answer(actual: object, expected: Tensor, name: str = "your answer", *, atol: float = BY_HAND_ATOL,
                  rtol: float = 1e-4) -> None:  # fmt: skip
     """:func:`check_close` for a by-hand answer: a wrong answer is told which element is wrong and whether it is too
-    large or too small, never the expected value, which would give the answer away. The answer (a number, a list,
+    large or too small, never the expected value, which would give the answer away. Numbers rounded to 4 decimals,
+    as the course prints them, pass (:data:`BY_HAND_ATOL`). The answer (a number, a list,
     NumPy's arrays and scalars, a tensor: nothing else, :mod:`course_lib.classroom.byhand`) is converted by
     :func:`answer_tensor`, to ``expected``'s dtype where that is a floating-point one (a by-hand answer's numbers are
     graded, not its dtype)."""
