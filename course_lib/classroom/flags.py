@@ -44,6 +44,7 @@ RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the 
            "grades a notebook by its name: rename it and grade again")  # fmt: skip
 BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
 LOOKED_UP = "an answer cell holding a table of literal values (answers looked up, not computed?): look at it"
+PRECOMPUTED = "an answer cell that calls, when it runs, what its checks block (results computed before the check?)"
 NOT_THE_ASSIGNMENT = (
     "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
     "or an export?), so nbgrader graded nothing: ask for the answers in release/ASSIGNMENT/"
@@ -69,6 +70,7 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
     passing. ``ran``: whether nbgrader autograded the student (a submission in its gradebook)."""
     from .calculator import library_calls
     from .guard import findings
+    from .precomputed import precomputed
 
     found, unmarked = [], _unmarked(root, assignment, student)
     for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):  # the eleventh trial: silent
@@ -117,6 +119,8 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
             found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
         for i, used in library_calls(nb):
             found.append((f"{path.stem}, code cell {i}", f"{BY_HAND_WITH_LIBRARY}: {', '.join(used)}"))
+        for i, used in precomputed(nb):  # (a table of the blocked functions' results, made before the check ran)
+            found.append((f"{path.stem}, code cell {i}", f"{PRECOMPUTED}: {', '.join(used)}"))
         answers = [(i, c) for i, c in enumerate(nb.cells) if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
         for i, why in ((i, literal_table("".join(c.source))) for i, c in answers if c.cell_type == "code"):
             found += [(f"{path.stem}, code cell {i}", f"{LOOKED_UP}: {why}")] if why else []
