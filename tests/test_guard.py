@@ -134,6 +134,8 @@ STILL_FLAGGED = {
     "vars kept": "table = vars(cl)\nprint(table)",
     "eval with an argument, on an object": "x = cl\nx.eval('1 + 1')",
     "a model's eval kept, not called": "switch = model.eval\nswitch()",
+    "IPython's shell from its display module": "from IPython.display import display, get_ipython",
+    "IPython whole": "import IPython\nIPython.display.display(1)",
 }
 HONEST = {
     "a value": "J_ex1 = [[0.24, -0.14], [-0.14, 0.24]]",
@@ -174,6 +176,8 @@ HONEST = {
     "harmless names from operator and types": "from operator import itemgetter\nfrom types import SimpleNamespace\n"
     "def f(rows):\n    return sorted(rows, key=itemgetter(0)), SimpleNamespace(a=1)",
     "a class's name in its repr": "class A:\n    def __repr__(self):\n        return self.__class__.__name__",
+    # a twenty-second trial: precheck flagged a scratch cell's display of a table
+    "IPython's display functions": "from IPython.display import HTML, display\ndisplay(HTML('<b>done</b>'))",
     # a twenty-first trial: a model put in evaluation mode before looking at it zeroed every exercise after it
     "a model's evaluation mode": "final_vit.eval()  # evaluation mode before looking at it\natt.eval()",
     # a twentieth trial: each of these zeroed every exercise after it

@@ -35,7 +35,9 @@ SYS_PLAIN = {"float_info", "int_info", "maxsize", "version", "version_info", "pl
 _OPERATOR = {"itemgetter", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "matmul",
              "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "xor", "not_", "invert", "index", "truth", "contains",
              "concat"}  # fmt: skip
-HARMLESS_ATTRS = {"types": {"SimpleNamespace"}, "operator": _OPERATOR, "sys": SYS_PLAIN}
+# IPython's display functions (a twenty-second trial: `from IPython.display import HTML, display`, flagged)
+_DISPLAY = {"display", "HTML", "Markdown", "Latex", "Math", "Image", "SVG", "JSON", "Pretty"}
+HARMLESS_ATTRS = {"types": {"SimpleNamespace"}, "operator": _OPERATOR, "sys": SYS_PLAIN, "IPython.display": _DISPLAY}
 READING_BUILTINS = {"print", "type", "id", "repr", "str", "dir", "hash", "len"}  # they only read what they are given
 
 

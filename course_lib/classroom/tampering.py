@@ -97,11 +97,12 @@ def _rebindings(nodes: list[ast.AST], tree: ast.AST, watched: set[str], imports:
         same = {name for name, key in import_keys(node).items() if imports.get(name) == key}  # import math again
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             reaching = {a.name.split(".")[0] for a in node.names} | {(getattr(node, "module", "") or "").split(".")[0]}
-            if harmless_import(node, tree):  # (from operator import itemgetter; import operator for operator.add)
-                reaching = set()
+            harmless = harmless_import(
+                node, tree
+            )  # (from operator import itemgetter; from IPython.display import HTML)
             found += [f"line {node.lineno}: imports {m}, made for reaching into other code"
-                      for m in sorted(reaching & _REACHING_MODULES)]  # fmt: skip
-            found += _unusual_imports(node)
+                      for m in sorted(set() if harmless else reaching & _REACHING_MODULES)]  # fmt: skip
+            found += [] if harmless else _unusual_imports(node)
         found += [f"line {getattr(node, 'lineno', '?')}: rebinds {name}, which the checks use"
                   for name in _names_bound(node) if name in watched - same]  # fmt: skip
     for node in ast.walk(tree):
