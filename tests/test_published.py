@@ -9,7 +9,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from course_lib.classroom.autograde import GradedCell, format_report
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
-from course_lib.classroom.published import keep_solutions, published_copies, same_code
+from course_lib.classroom.published import keep_solutions, published_copies, same_code, shared_answers
 from course_lib.paths import ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "13_text_to_tokens.ipynb"
@@ -118,3 +118,21 @@ def test_13s_reference_answers_handed_in_are_listed_where_long_enough(tmp_path):
     listed = published_copies(tmp_path, "a13", "ann")
     assert listed and all(g.endswith("-answer") for g in listed)
     assert len(listed) < len(exercises)  # exercise 1 (by hand, one statement) is never listed
+
+
+def test_the_same_answer_in_several_submissions_is_listed_apart_from_the_flags(tmp_path):
+    """A twenty-second trial handed in another student's notebook, its VARIANT changed: 5 of 5, nothing shown."""
+    own = LONG.replace("c / 4", "c / 5")  # not the published solution: only the two friends share it
+    renamed = own.replace("a", "first").replace("def f(x)", "def f(value)").replace("x +", "value +")
+    _course(
+        tmp_path,
+        [LONG, SHORT],
+        {"ann": [own, SHORT], "bob": [renamed, SHORT], "cat": [LONG.replace("b - 3", "b - 2"), SHORT]},
+    )
+    assert shared_answers(tmp_path, "a01") == [("x-exercise-1-answer", ["ann", "bob"])]  # SHORT: too short to tell
+    cells = [GradedCell("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 1.0, "cat": 1.0})]
+    text = format_report("a01", cells, {}, {}, shared_answers(tmp_path, "a01"))
+    assert (
+        "## The same answer in several submissions, not flagged: 1" in text
+        and "- x-exercise-1-answer: ann, bob" in text
+    )

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ..validate import integer
 from .flags import NOT_THE_ASSIGNMENT, USED_NUMPY, flagged
-from .published import AT_LEAST, published_copies
+from .published import published_copies, report_sections, shared_answers
 
 __all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "GradedCell", "autograde_class",
            "by_exercise", "class_report", "format_report", "main", "write_report"]  # fmt: skip
@@ -207,9 +207,10 @@ def _grouped(found: list[tuple[str, str]]) -> str:
 
 
 def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, list[tuple[str, str]]],
-                  copies: dict[str, list[str]] | None = None) -> str:  # fmt: skip
+                  copies: dict[str, list[str]] | None = None, shared: list | None = None) -> str:  # fmt: skip
     """The report as Markdown: a row per exercise (its graded cells' points together), then the flags per cell,
-    then the answers that are the published solution (``copies``: per student, the answer cells)."""
+    then the answers that are the published solution (``copies``: per student, the answer cells) and those several
+    students handed in alike (``shared``: grade id, students)."""
     n = max((len(cell.scores) for cell in cells), default=0)
     lines = [f"# {assignment}: {n} submissions", "",
              "| exercise | points | full | partial | zero | to mark | mean of the marked |",
@@ -231,14 +232,7 @@ def format_report(assignment: str, cells: list[GradedCell], flags: dict[str, lis
                   "6, lists these exercises): zero for that test, as for any refusal, but an honest slip, not a "
                   "shortcut.", ""]  # fmt: skip
         lines += [f"- {student}: " + ", ".join(where) for student, where in numpy.items()]
-    copies = {s: where for s, where in (copies or {}).items() if where}
-    if copies:
-        lines += ["", f"## The published solution handed in, not flagged: {len(copies)}", "",
-                  f"Answer cells that are the course's solution (the course's public repository holds it): code of "
-                  f"{AT_LEAST} or more statements, comments, layout and the names it binds aside, or a written answer "
-                  "holding the model answer word for word. Copied, or written the same way? Open them and decide.",
-                  ""]  # fmt: skip
-        lines += [f"- {student}: " + ", ".join(where) for student, where in copies.items()]
+    lines += report_sections(copies or {}, shared or [])
     return "\n".join(lines) + "\n"
 
 
@@ -249,7 +243,8 @@ def write_report(root: str | Path, assignment: str) -> str:
     cells, flags = class_report(root, assignment)
     cells = sorted(cells, key=GradedCell.order)
     copies = {s: published_copies(root, assignment, s) for s in sorted({s for c in cells for s in c.scores})}
-    text = format_report(assignment, cells, flags, copies) + (SOURCE_READABLE if (root / "source").is_dir() else "")
+    text = format_report(assignment, cells, flags, copies, shared_answers(root, assignment))
+    text += SOURCE_READABLE if (root / "source").is_dir() else ""
     (root / "reports").mkdir(exist_ok=True)
     (root / "reports" / f"{assignment}.md").write_text(text, encoding="utf-8")
     students = sorted({s for cell in cells for s in cell.scores} | set(flags))  # (not graded: zeros)

@@ -27,7 +27,15 @@ from pathlib import Path
 
 import nbformat
 
-__all__ = ["AT_LEAST", "AT_LEAST_CHARACTERS", "keep_solutions", "published_copies", "same_code"]
+__all__ = [
+    "AT_LEAST",
+    "AT_LEAST_CHARACTERS",
+    "keep_solutions",
+    "published_copies",
+    "report_sections",
+    "same_code",
+    "shared_answers",
+]
 
 AT_LEAST = 6  # statements in a solution cell (nested ones included) before an identical answer is listed
 AT_LEAST_CHARACTERS = 80  # of a written answer's model answer
@@ -126,3 +134,53 @@ def published_copies(root: str | Path, assignment: str, student: str) -> list[st
             if answer is not None and answer.cell_type == solution["cell_type"] and _copied(answer, solution):
                 copies.append(gid)
     return copies
+
+
+def shared_answers(root: str | Path, assignment: str) -> list[tuple[str, list[str]]]:
+    """(grade id, the students) for each answer handed in alike by several students: code of :data:`AT_LEAST`
+    statements or more that is the same but for comments, layout and the names it binds, or a written answer of
+    :data:`AT_LEAST_CHARACTERS` characters or more that is the same word for word (a twenty-second trial handed in
+    another student's notebook with its VARIANT changed: full marks, nothing shown)."""
+    root = Path(root)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for folder in sorted(p for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir()):
+        for path in sorted(folder.glob("*.ipynb")):
+            for gid, cell in _answers(path).items():
+                key = _canonical(cell.source) if cell.cell_type == "code" else _words(cell.source)
+                long = (
+                    _statements(cell.source) >= AT_LEAST
+                    if cell.cell_type == "code"
+                    else len(key) >= AT_LEAST_CHARACTERS
+                )
+                if key is not None and long:
+                    groups.setdefault((gid, key), []).append(folder.parent.name)
+    return [(gid, students) for (gid, _), students in groups.items() if len(students) > 1]
+
+
+def report_sections(copies: dict[str, list[str]], shared: list[tuple[str, list[str]]]) -> list[str]:
+    """The class report's two sections (Markdown lines), where there is something to list: the published solution
+    handed in (``copies``: per student, the answer cells), the same answer in several submissions (``shared``)."""
+    lines = []
+    copies = {s: where for s, where in copies.items() if where}
+    if copies:
+        lines += [
+            "",
+            f"## The published solution handed in, not flagged: {len(copies)}",
+            "",
+            f"Answer cells that are the course's solution (the course's public repository holds it): code of "
+            f"{AT_LEAST} or more statements, comments, layout and the names it binds aside, or a written answer "
+            "holding the model answer word for word. Copied, or written the same way? Open them and decide.",
+            "",
+        ]
+        lines += [f"- {student}: " + ", ".join(where) for student, where in copies.items()]
+    if shared:
+        lines += [
+            "",
+            f"## The same answer in several submissions, not flagged: {len(shared)}",
+            "",
+            "Answer cells alike in these submissions but for comments, layout and names (code of "
+            f"{AT_LEAST} or more statements; written answers word for word): worked together, or copied?",
+            "",
+        ]
+        lines += [f"- {gid}: " + ", ".join(students) for gid, students in shared]
+    return lines  # fmt: skip
