@@ -77,6 +77,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("multi_head_attention_forward", "MultiheadAttention.forward"), _FUSED_MHA),
     "TransformerEncoderLayer.forward": _SDPA,
     "unpatchify": _INDEXING,
+    "embedding_bag": ("_embedding_bag", "_embedding_bag_forward_only"),  # a mean of rows (11's masked_mean)
     **dict.fromkeys(("conv2d", "convolution", "Conv2d.forward"), _CONV),
     **dict.fromkeys(("gru_cell", "GRUCell.forward"), ("gru_cell", "_thnn_fused_gru_cell")),
     "GRU.forward": ("gru", "gru_cell", "_thnn_fused_gru_cell"),
