@@ -136,3 +136,27 @@ def test_the_same_answer_in_several_submissions_is_listed_apart_from_the_flags(t
         "## The same answer in several submissions, not flagged: 1" in text
         and "- x-exercise-1-answer: ann, bob" in text
     )
+
+
+def test_a_model_answer_copied_as_the_page_reads_is_listed_and_answers_left_as_released_are_not_shared(tmp_path):
+    """A re-check of the twenty-first and twenty-second trials: a copied model answer went unlisted (the comparison
+    wanted its marking too, and its links as written), and three blank written answers were listed as shared."""
+    model = ("**Model answer.** Each head sees the same [keys](../docs/glossary.md#key) through its own projection, so "
+             "two heads can attend to different positions for one query; $D \\times D$ stays one matrix.")  # fmt: skip
+    marked = f"{model}\n\n**Marking (1 point).** The point for different positions per head."
+    as_read = (
+        "Each head sees the same keys through its own projection, so two heads can attend to different "
+        "positions for one query; D × D stays one matrix."
+    )
+    released = "### Exercise 3\nWhy several heads?\n\nYOUR ANSWER HERE"
+    for folder, cell in [("source", _written("### Exercise 3\nWhy several heads?", marked)),
+                         ("release", nbformat.v4.new_markdown_cell(released)),
+                         ("submitted/ann", nbformat.v4.new_markdown_cell(f"### Exercise 3\n\n{as_read}")),
+                         ("submitted/bob", nbformat.v4.new_markdown_cell(released)),
+                         ("submitted/cat", nbformat.v4.new_markdown_cell(released))]:  # fmt: skip
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": "x-exercise-3-written", "solution": True}
+        (tmp_path / folder / "a06").mkdir(parents=True)
+        nbformat.write(new_notebook(cells=[cell]), tmp_path / folder / "a06" / "x.ipynb")
+    assert published_copies(tmp_path, "a06", "ann") == ["x-exercise-3-written"]
+    assert published_copies(tmp_path, "a06", "bob") == []
+    assert shared_answers(tmp_path, "a06") == []  # bob and cat left it as released

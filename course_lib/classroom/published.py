@@ -40,6 +40,7 @@ __all__ = [
 AT_LEAST = 6  # statements in a solution cell (nested ones included) before an identical answer is listed
 AT_LEAST_CHARACTERS = 80  # of a written answer's model answer
 _MODEL = re.compile(r"#+ BEGIN SOLUTION\s*\n(.*?)\n\s*#+ END SOLUTION", re.S)
+_MARKING = re.compile(r"\*\*(?:Marking|评分)")  # where the model answer ends and how it is marked begins
 
 
 def _canonical(source: str) -> str | None:
@@ -77,12 +78,28 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
+def _tokens(text: str) -> list[str]:
+    """A text's words as a reader copies them from the page or the source alike: links' text only, no formula
+    commands or single letters (``$D \\times D$`` and "D × D" both give none), lower case; Chinese by character."""
+    text = re.sub(r"\\[A-Za-z]+", " ", re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text))
+    return re.findall(r"[a-z]{2,}|[\u4e00-\u9fff]", text.lower())
+
+
+def _shingles(tokens: list[str], n: int = 8) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(max(len(tokens) - n + 1, 0))}
+
+
 def _copied(answer: dict, solution: dict) -> bool:
+    """Code: the solution but for comments, layout and names. A written answer: 80 % or more of the model answer's
+    runs of eight words (its marking left out) in the answer (a twenty-first trial's copy, as the page reads)."""
     if solution["cell_type"] == "code":
         return _statements(solution["source"]) >= AT_LEAST and same_code(answer["source"], solution["source"])
     model = _MODEL.search(solution["source"])
-    model = _words(model[1]) if model else ""
-    return len(model) >= AT_LEAST_CHARACTERS and model in _words(answer["source"])
+    model = _MARKING.split(model[1])[0] if model else ""
+    runs = _shingles(_tokens(model))
+    return len(_words(model)) >= AT_LEAST_CHARACTERS and len(runs & _shingles(_tokens(answer["source"]))) >= 0.8 * len(
+        runs
+    )
 
 
 def _answers(path: Path) -> dict[str, dict]:
@@ -145,7 +162,10 @@ def shared_answers(root: str | Path, assignment: str) -> list[tuple[str, list[st
     groups: dict[tuple[str, str], list[str]] = {}
     for folder in sorted(p for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir()):
         for path in sorted(folder.glob("*.ipynb")):
+            handed_out = _answers(root / "release" / assignment / path.name)  # an answer left as released: none
             for gid, cell in _answers(path).items():
+                if gid in handed_out and _words(handed_out[gid].source) == _words(cell.source):
+                    continue
                 key = _canonical(cell.source) if cell.cell_type == "code" else _words(cell.source)
                 long = (
                     _statements(cell.source) >= AT_LEAST
