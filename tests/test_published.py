@@ -9,7 +9,15 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from course_lib.classroom.autograde import GradedCell, format_report
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
-from course_lib.classroom.published import keep_solutions, published_copies, same_code, shared_answers
+from course_lib.classroom.published import (
+    AT_LEAST,
+    _copied,
+    _statements,
+    keep_solutions,
+    published_copies,
+    same_code,
+    shared_answers,
+)
 from course_lib.paths import ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "13_text_to_tokens.ipynb"
@@ -108,16 +116,55 @@ def test_the_solutions_kept_at_make_assignment_serve_where_source_was_moved_away
     assert published_copies(tmp_path, "a01", "ann") == []  # nothing to compare with: nothing listed
 
 
-def test_13s_reference_answers_handed_in_are_listed_where_long_enough(tmp_path):
-    """The trial's case: the source version's own answers handed in, as a student copying the repository would."""
+def _uncommented(source: str) -> str:
+    return "\n".join(line.split("  #")[0] for line in source.splitlines() if not line.strip().startswith("#"))
+
+
+def test_13s_reference_answers_handed_in_are_listed_where_long_or_keeping_a_comment(tmp_path):
+    """The trial's case: the source version's own answers handed in, as a student copying the repository would; and
+    the same with every comment removed, where only the long ones can be told from an honest answer."""
     source, exercises = nbgrader_notebook(nbformat.read(NOTEBOOK, as_version=4), NOTEBOOK.stem)
+    answers = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
+    long = {c.metadata.nbgrader.grade_id for c in answers if _statements(c.source) >= AT_LEAST}
+    stripped = nbformat.from_dict(source)
+    for cell in stripped.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
+            cell.source = _uncommented(cell.source)
     (tmp_path / "source" / "a13").mkdir(parents=True)
-    (tmp_path / "submitted" / "ann" / "a13").mkdir(parents=True)
     nbformat.write(source, tmp_path / "source" / "a13" / NOTEBOOK.name)
-    nbformat.write(source, tmp_path / "submitted" / "ann" / "a13" / NOTEBOOK.name)
+    for student, notebook in (("ann", source), ("bob", stripped)):
+        (tmp_path / "submitted" / student / "a13").mkdir(parents=True)
+        nbformat.write(notebook, tmp_path / "submitted" / student / "a13" / NOTEBOOK.name)
     listed = published_copies(tmp_path, "a13", "ann")
-    assert listed and all(g.endswith("-answer") for g in listed)
-    assert len(listed) < len(exercises)  # exercise 1 (by hand, one statement) is never listed
+    assert {c.metadata.nbgrader.grade_id for c in answers} <= set(listed)  # 13's short answers all keep a comment
+    assert (
+        long and set(published_copies(tmp_path, "a13", "bob")) & {c.metadata.nbgrader.grade_id for c in answers} == long
+    )
+
+
+SHORT_SOLUTION = """def h(x, lengths):
+    # x: (B, L, D) -> (B, D)
+    # BEGIN SOLUTION
+    w = (x != 0).to(x.dtype)  # (B, L, D): one at real tokens, zero at padding
+    return (x * w).sum(dim=1) / lengths[:, None]
+    # END SOLUTION
+"""
+
+
+def test_a_short_copy_is_listed_where_it_keeps_one_of_the_solutions_comments():
+    """A twenty-second trial's short answers (11's), copied with their names changed: listed nowhere before. A short
+    answer is listed where it keeps a comment of the solution (four words or more) word for word; the comment the
+    released cell holds (above the markers) and shapes alone (single letters) say nothing."""
+    renamed = (
+        "def h(h_in, n):\n    mask = (h_in != 0).to(h_in.dtype)  # (B, L, D): One at real tokens,  zero at padding\n"
+        "    return (h_in * mask).sum(dim=1) / n[:, None]\n"
+    )
+    solution = {"cell_type": "code", "source": SHORT_SOLUTION}
+    assert _copied({"source": renamed}, solution)
+    assert not _copied({"source": _uncommented(renamed)}, solution)  # stripped: the same as an honest answer
+    released = "def h(h_in, n):\n    # x: (B, L, D) -> (B, D)\n" + _uncommented(renamed).split("\n", 1)[1]
+    assert not _copied({"source": released}, solution)
+    assert not _copied({"source": renamed.replace("sum(dim=1)", "mean(dim=1)")}, solution)  # other code
 
 
 def test_the_same_answer_in_several_submissions_is_listed_apart_from_the_flags(tmp_path):
@@ -130,11 +177,18 @@ def test_the_same_answer_in_several_submissions_is_listed_apart_from_the_flags(t
         {"ann": [own, SHORT], "bob": [renamed, SHORT], "cat": [LONG.replace("b - 3", "b - 2"), SHORT]},
     )
     assert shared_answers(tmp_path, "a01") == [("x-exercise-1-answer", ["ann", "bob"])]  # SHORT: too short to tell
+    for student in ("ann", "cat"):  # two short answers alike, with a comment of their own: listed
+        path = tmp_path / "submitted" / student / "a01" / "x.ipynb"
+        notebook = nbformat.read(path, as_version=4)
+        notebook.cells[1].source = SHORT.replace("2 * x", "x + x  # doubling it the quick way")
+        nbformat.write(notebook, path)
+    assert ("x-exercise-2-answer", ["ann", "cat"]) in shared_answers(tmp_path, "a01")
     cells = [GradedCell("x-exercise-1-tests", 1.0, {"ann": 1.0, "bob": 1.0, "cat": 1.0})]
     text = format_report("a01", cells, {}, {}, shared_answers(tmp_path, "a01"))
     assert (
-        "## The same answer in several submissions, not flagged: 1" in text
+        "## The same answer in several submissions, not flagged: 2" in text
         and "- x-exercise-1-answer: ann, bob" in text
+        and "- x-exercise-2-answer: ann, cat" in text
     )
 
 

@@ -113,6 +113,25 @@ def test_the_feedback_runs_none_of_a_submissions_html():
 
 
 @needs_nbgrader
+def test_the_feedback_keeps_a_link_to_the_repositorys_files_as_its_text():
+    """A feedback page is opened alone: the prose's glossary links (``../docs/glossary.md#key``) led to nothing."""
+    from course_lib.classroom.release import PlainHTML
+
+    prose = ("The [query](../docs/glossary.md#query) meets each [key](../docs/glossary.md#key \"the glossary\"); "
+             "see [the paper](https://arxiv.org/abs/1706.03762), [above](#setup) and ![a map](map.png).")  # fmt: skip
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(prose)])
+    cleaned, _ = PlainHTML().preprocess(nb, {})
+    assert cleaned.cells[0].source == (
+        "The query meets each key; see [the paper](https://arxiv.org/abs/1706.03762), [above](#setup) and "
+        "![a map](map.png)."
+    )
+    released = nbformat.read(NOTEBOOKS[0], as_version=4)
+    assert "glossary.md" in "".join(c.source for c in released.cells if c.cell_type == "markdown")
+    cleaned, _ = PlainHTML().preprocess(released, {})
+    assert "glossary.md" not in "".join(c.source for c in cleaned.cells if c.cell_type == "markdown")
+
+
+@needs_nbgrader
 def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
     from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 

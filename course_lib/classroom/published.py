@@ -7,9 +7,11 @@ nothing it may not. No reading can tell a copy from the same answer written inde
 :func:`published_copies` only lists, for the class report, each answer that is the published solution:
 
 - a code answer whose syntax tree is the solution's once the names the cell binds (its variables, arguments and
-  functions) are numbered in the order they appear: comments, layout and renamed locals aside. Only where the
-  solution holds at least :data:`AT_LEAST` statements: a short answer written the same way by many honest students
-  is left out;
+  functions) are numbered in the order they appear: comments, layout and renamed locals aside. Where the solution
+  holds fewer than :data:`AT_LEAST` statements (49 of the course's 68 code answers), many honest students write it
+  the same way, so such an answer is listed only where it also keeps one of the solution's own comments of
+  :data:`COMMENT_WORDS` words or more, word for word (a twenty-second trial's short copies, renamed, went unlisted);
+  a short copy stripped of its comments cannot be told from an honest answer;
 - a written answer that contains the model answer word for word (spacing aside), where that has at least
   :data:`AT_LEAST_CHARACTERS` characters.
 
@@ -21,8 +23,10 @@ ones listed, as for a flag, and decides.
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -30,6 +34,7 @@ import nbformat
 __all__ = [
     "AT_LEAST",
     "AT_LEAST_CHARACTERS",
+    "COMMENT_WORDS",
     "keep_solutions",
     "published_copies",
     "report_sections",
@@ -39,6 +44,7 @@ __all__ = [
 
 AT_LEAST = 6  # statements in a solution cell (nested ones included) before an identical answer is listed
 AT_LEAST_CHARACTERS = 80  # of a written answer's model answer
+COMMENT_WORDS = 4  # words (of two letters or more) in a comment that a shorter copy keeping it is listed by
 _MODEL = re.compile(r"#+ BEGIN SOLUTION\s*\n(.*?)\n\s*#+ END SOLUTION", re.S)
 _MARKING = re.compile(r"\*\*(?:Marking|评分)")  # where the model answer ends and how it is marked begins
 
@@ -67,6 +73,23 @@ def same_code(answer: str, solution: str) -> bool:
     return (canonical := _canonical(solution)) is not None and _canonical(answer) == canonical
 
 
+def _comments(source: str) -> list[str]:
+    """The comments of some code that have :data:`COMMENT_WORDS` words or more, each as its words (:func:`_tokens`)
+    joined by spaces; read by Python's tokenizer, line by line where the code does not tokenize."""
+    try:
+        texts = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        texts = re.findall(r"#(.*)$", source, re.M)
+    words = [" ".join(_tokens(text)) for text in texts]
+    return [w for w in words if w.count(" ") + 1 >= COMMENT_WORDS]
+
+
+def _keeps_a_comment(answer: str, solution: str) -> bool:
+    """Whether a comment of ``answer`` holds one the solution wrote between its markers, word for word."""
+    written = [f" {c} " for c in _comments(answer)]
+    return any(f" {c} " in w for region in _MODEL.findall(solution) for c in _comments(region) for w in written)
+
+
 def _statements(source: str) -> int:
     try:
         return sum(isinstance(node, ast.stmt) for node in ast.walk(ast.parse(source)))
@@ -93,7 +116,10 @@ def _copied(answer: dict, solution: dict) -> bool:
     """Code: the solution but for comments, layout and names. A written answer: 80 % or more of the model answer's
     runs of eight words (its marking left out) in the answer (a twenty-first trial's copy, as the page reads)."""
     if solution["cell_type"] == "code":
-        return _statements(solution["source"]) >= AT_LEAST and same_code(answer["source"], solution["source"])
+        long = _statements(solution["source"]) >= AT_LEAST
+        return same_code(answer["source"], solution["source"]) and (
+            long or _keeps_a_comment(answer["source"], solution["source"])
+        )
     model = _MODEL.search(solution["source"])
     model = _MARKING.split(model[1])[0] if model else ""
     runs = _shingles(_tokens(model))
@@ -140,8 +166,8 @@ def _solutions(root: Path, assignment: str) -> dict[str, dict[str, dict]]:
 
 def published_copies(root: str | Path, assignment: str, student: str) -> list[str]:
     """The grade ids of ``student``'s answer cells in ``assignment`` that are the published solution: code that is
-    the solution but for comments, layout and the names it binds (a solution of :data:`AT_LEAST` statements or more),
-    or a written answer containing the model answer word for word."""
+    the solution but for comments, layout and the names it binds (a solution of :data:`AT_LEAST` statements or more;
+    a shorter one where the answer keeps one of its comments), or a written answer holding the model answer."""
     root = Path(root)
     copies = []
     for name, solutions in _solutions(root, assignment).items():
@@ -153,9 +179,23 @@ def published_copies(root: str | Path, assignment: str, student: str) -> list[st
     return copies
 
 
+def _key(cell, released) -> tuple[str | None, bool]:
+    """What two students' answer cells share when they are the same answer, and whether that says anything: code of
+    :data:`AT_LEAST` statements or more, or shorter code with the same comments of :data:`COMMENT_WORDS` words (those
+    the released cell holds aside); a written answer of :data:`AT_LEAST_CHARACTERS` characters."""
+    if cell.cell_type != "code":
+        return _words(cell.source), len(_words(cell.source)) >= AT_LEAST_CHARACTERS
+    canonical = _canonical(cell.source)
+    if _statements(cell.source) >= AT_LEAST or canonical is None:
+        return canonical, True
+    own = [c for c in _comments(cell.source) if c not in _comments(released.source if released else "")]
+    return canonical + "\n# " + "\n# ".join(own), bool(own)
+
+
 def shared_answers(root: str | Path, assignment: str) -> list[tuple[str, list[str]]]:
     """(grade id, the students) for each answer handed in alike by several students: code of :data:`AT_LEAST`
-    statements or more that is the same but for comments, layout and the names it binds, or a written answer of
+    statements or more that is the same but for comments, layout and the names it binds (shorter code: with the same
+    comments of :data:`COMMENT_WORDS` words or more, those of the released cell aside), or a written answer of
     :data:`AT_LEAST_CHARACTERS` characters or more that is the same word for word (a twenty-second trial handed in
     another student's notebook with its VARIANT changed: full marks, nothing shown)."""
     root = Path(root)
@@ -166,12 +206,7 @@ def shared_answers(root: str | Path, assignment: str) -> list[tuple[str, list[st
             for gid, cell in _answers(path).items():
                 if gid in handed_out and _words(handed_out[gid].source) == _words(cell.source):
                     continue
-                key = _canonical(cell.source) if cell.cell_type == "code" else _words(cell.source)
-                long = (
-                    _statements(cell.source) >= AT_LEAST
-                    if cell.cell_type == "code"
-                    else len(key) >= AT_LEAST_CHARACTERS
-                )
+                key, long = _key(cell, handed_out.get(gid))
                 if key is not None and long:
                     groups.setdefault((gid, key), []).append(folder.parent.name)
     return [(gid, students) for (gid, _), students in groups.items() if len(students) > 1]
@@ -188,7 +223,8 @@ def report_sections(copies: dict[str, list[str]], shared: list[tuple[str, list[s
             f"## The published solution handed in, not flagged: {len(copies)}",
             "",
             f"Answer cells that are the course's solution (the course's public repository holds it): code of "
-            f"{AT_LEAST} or more statements, comments, layout and the names it binds aside, or a written answer "
+            f"{AT_LEAST} or more statements, comments, layout and the names it binds aside (shorter code where it "
+            f"also keeps one of the solution's comments of {COMMENT_WORDS} words or more), or a written answer "
             "holding the model answer word for word. Copied, or written the same way? Open them and decide.",
             "",
         ]
@@ -199,7 +235,8 @@ def report_sections(copies: dict[str, list[str]], shared: list[tuple[str, list[s
             f"## The same answer in several submissions, not flagged: {len(shared)}",
             "",
             "Answer cells alike in these submissions but for comments, layout and names (code of "
-            f"{AT_LEAST} or more statements; written answers word for word): worked together, or copied?",
+            f"{AT_LEAST} or more statements; shorter code with the same comments of {COMMENT_WORDS} words or more; "
+            "written answers word for word): worked together, or copied?",
             "",
         ]
         lines += [f"- {gid}: " + ", ".join(students) for gid, students in shared]

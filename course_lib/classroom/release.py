@@ -104,7 +104,8 @@ class PlainHTML(SanitizeHTML):
     """For the feedback: the HTML of every markdown cell and of every cell's output cleaned (bleach, as nbconvert's
     :class:`SanitizeHTML`) of scripts, event handlers (``onerror=``) and styles: a twenty-first trial's written answer
     held ``<script>`` and ``<img onerror=...>``, which ran when the feedback page was opened. Unlike nbconvert's
-    defaults, the tags the course's own prose uses (paragraphs, headings, tables, ``span class=...``) stay tags."""
+    defaults, the tags the course's own prose uses (paragraphs, headings, tables, ``span class=...``) stay tags.
+    A markdown link to a file of the repository (the glossary's) becomes its text: the page is read on its own."""
 
     tags = List(default_value=["a", "abbr", "b", "blockquote", "br", "code", "div", "em", "h1", "h2", "h3", "h4", "h5",
                                "h6", "hr", "i", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
@@ -119,7 +120,13 @@ class PlainHTML(SanitizeHTML):
         cell, resources = super().preprocess_cell(cell, resources, index)
         if cell.cell_type == "markdown":  # "a < b" as written ("&lt;" before a letter, "/", "!" or "?": no tag)
             cell.source = re.sub(r"&lt;(?![A-Za-z/!?])", "<", cell.source).replace("&gt;", ">")
+            cell.source = _RELATIVE_LINK.sub(r"\1", cell.source)
         return cell, resources
+
+
+# A Markdown link to a file of the course's repository (``[key](../docs/glossary.md#key)``): the feedback page is
+# opened alone, far from the repository, where such a link leads nowhere; its text stays, as plain text.
+_RELATIVE_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\((?![A-Za-z][\w+.-]*:|#)[^)\s]*(?:\s+\"[^\"]*\")?\)")
 
 
 _TAKEN = f"{SNAPSHOT} = __import__('course_lib.classroom.snapshot')"  # the guard's last line of the first locked cell
