@@ -50,6 +50,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "variant_generator",
         "variant_numbers",
     ),
+    "classroom.shortcuts": ("NORMALIZATIONS", "ROW_MEANS"),
     "conv": ("conv_as_attention", "kernel_shifts", "receptive_field", "shift_attention_weights"),
     "data": (
         "associative_recall",

@@ -109,6 +109,9 @@ TAMPERING = {
     "torch's import by name, a library's internals": "sh = torch._utils._import_dotted_name('IPython.get_ipython')()",
     "the shell's events": "def before(info=None):\n    pass\nsomething.events.register('pre_run_cell', before)",
     "%env other than the checks' language": "%env PYTHONPATH=/tmp\ny = 2",
+    # help on more than a dotted name: code IPython would evaluate, or the shell reached through the help's name
+    "help on an internal": "cl.__dict__?",
+    "psearch with code": "%psearch cl.* ; setattr(cl, 'check_answer', print)",
     # a fourteenth lecturer's trial: the kernel's message handlers, an AST transform, sys's table, a pickle
     "torch's import by name, imported": "from torch.serialization import _import_dotted_name as find\nh = find('x')",
     "sys's table of modules": "loaded = sys.modules\nh = loaded['ipykernel.kernelbase'].Kernel",
@@ -145,6 +148,8 @@ HONEST = {
     "a magic": "%timeit 1 + 1\ny = 2",
     "a magic with options": "%timeit -n1 -r1 sum(range(3))\n%time y = 2",
     "the checks' language, as the guide tells a class in Colab": "%env COURSE_LANGUAGE=zh\ny = 2",
+    # a twenty-third trial's honest scratch cell, read as tampering ("uses get_ipython"): IPython's help
+    "IPython's help": "cl.padding_mask?\ncl.padding_mask??\n?torch.softmax\n%pdoc cl.causal_mask\ncl.*mask*?\ny = 2",
     "a class's own private attributes": "class A:\n    def __init__(self):\n        self._cache = {}\n\n"
     "    def f(self):\n        return self._cache.get(1)",
     "a syntax error (it fails when run)": "def broken(:\n",

@@ -132,6 +132,29 @@ def test_the_feedback_keeps_a_link_to_the_repositorys_files_as_its_text():
 
 
 @needs_nbgrader
+def test_a_link_that_runs_code_shows_as_text_in_the_feedback():
+    """A twenty-third trial's added cell ``[link](javascript:alert(1))`` stayed a live link in its feedback page:
+    clicked, it ran (bleach cleans HTML, not Markdown). Every way of writing one, and a cell that holds one is shown
+    as its text; an honest cell's links stay links."""
+    from nbconvert import HTMLExporter
+
+    from course_lib.classroom.release import PlainHTML
+
+    tricks = ["[link](javascript:alert(1))", "[link](&#106;avascript:alert(1))", "<javascript:alert(1)>",
+              "[link][r]\n\n[r]: javascript:alert(1)", "[link]( JaVaScript:alert(1))", "[d](data:text/html,x)",
+              "[``](javascript:alert(1)) ```` fences ````"]  # fmt: skip
+    honest = "See [the paper](https://arxiv.org/abs/1706.03762) and ![a plot](data:image/png;base64,iVBORw0KGgo=)."
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(t) for t in [*tricks, honest]])
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    assert html.count('href="javascript:') + html.count('href="JaVaScript:') >= 5  # what the page held before
+    cleaned, _ = PlainHTML().preprocess(nb, {})
+    html, _ = HTMLExporter().from_notebook_node(cleaned)
+    assert not re.search(r'href="\s*(?:javascript|data):', html, re.I)
+    assert "javascript:alert(1)" in html  # the student's text, shown as it was written
+    assert cleaned.cells[-1].source == honest and 'href="https://arxiv.org/abs/1706.03762"' in html
+
+
+@needs_nbgrader
 def test_the_feedback_leaves_the_hidden_tests_out_after_reading_the_grades():
     from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 

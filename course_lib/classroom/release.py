@@ -121,7 +121,36 @@ class PlainHTML(SanitizeHTML):
         if cell.cell_type == "markdown":  # "a < b" as written ("&lt;" before a letter, "/", "!" or "?": no tag)
             cell.source = re.sub(r"&lt;(?![A-Za-z/!?])", "<", cell.source).replace("&gt;", ">")
             cell.source = _RELATIVE_LINK.sub(r"\1", cell.source)
+            if _runs_code(cell.source):  # shown as the text it is, in a fence longer than any run of its backticks
+                fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", cell.source)), default=0))
+                cell.source = f"{fence}\n{cell.source}\n{fence}"
         return cell, resources
+
+
+def _runs_code(markdown: str) -> bool:
+    """Whether ``markdown``, rendered as nbconvert renders it, holds a link whose address runs code when followed
+    (``javascript:``, however written: ``&#106;avascript:``, an autolink, a reference): a twenty-third trial's
+    ``[link](javascript:alert(1))`` stayed live in its feedback page, since bleach cleans HTML, not Markdown."""
+    from html.parser import HTMLParser
+
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    addresses: list[tuple[str, str]] = []
+
+    class Addresses(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            addresses.extend((name, value or "") for name, value in attrs if name in _ADDRESSES)
+
+    Addresses().feed(markdown2html_mistune(markdown))
+    for name, value in addresses:
+        scheme = re.match(r"([A-Za-z][\w+.-]*):", re.sub(r"[\x00-\x20]", "", value))  # as a browser reads it
+        if scheme and scheme[1].lower() not in (_SAFE_SCHEMES | ({"data"} if name == "src" else set())):
+            return True
+    return False
+
+
+_ADDRESSES = ("href", "src", "action", "formaction", "xlink:href", "poster")
+_SAFE_SCHEMES = {"http", "https", "mailto"}
 
 
 # A Markdown link to a file of the course's repository (``[key](../docs/glossary.md#key)``): the feedback page is

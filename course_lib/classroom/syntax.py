@@ -14,10 +14,8 @@ inside an answer calls the check's function once the check cell has run.
 from __future__ import annotations
 
 import ast
-import re
 
-__all__ = ["HARMLESS_MAGICS", "bound_names", "check_names", "free_reads", "global_uses", "harmless_magic_call",
-           "import_keys", "magic_code", "parse"]  # fmt: skip
+__all__ = ["bound_names", "check_names", "free_reads", "global_uses", "import_keys", "parse"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -263,38 +261,3 @@ def import_keys(node: ast.AST) -> dict[str, str]:
     if isinstance(node, ast.ImportFrom) and node.module and not node.level:
         return {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"}
     return {}
-
-
-# Magics an answer may use: %time(it) (its code read, options off), %matplotlib, %env COURSE_LANGUAGE=... only
-HARMLESS_MAGICS = {"time", "timeit", "matplotlib", "env"}
-_OPTIONS = re.compile(r"^\s*(?:-[A-Za-z]+\s*\d*\s+)*")
-_ENV = re.compile(r"\s*COURSE_LANGUAGE\s*[= ]\s*\w*\s*")
-
-
-def magic_code(node: ast.AST) -> tuple[str, str] | None:
-    """``(magic, code)`` of ``get_ipython().run_line_magic('timeit', '-n1 code')`` (or a cell magic), the code
-    without the magic's options; a ``%env`` that sets anything but ``COURSE_LANGUAGE`` as the magic ``env=``; None
-    for anything else."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return None
-    if node.func.attr not in ("run_line_magic", "run_cell_magic") or len(node.args) < 2:
-        return None
-    inner = node.func.value
-    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "get_ipython"):
-        return None
-    args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
-    code = args[-1] if node.func.attr == "run_cell_magic" else args[1]
-    if not (isinstance(args[0], str) and isinstance(code, str)):
-        return None
-    if args[0] == "env":
-        return ("env", "") if _ENV.fullmatch(code) else ("env=", code)
-    return args[0], _OPTIONS.sub("", code) if args[0] in ("time", "timeit") else code
-
-
-def harmless_magic_call(tree: ast.AST, name_node: ast.AST) -> bool:
-    """Whether ``name_node`` (a ``get_ipython`` name) is the shell of a harmless magic's call in ``tree``."""
-    for node in ast.walk(tree):
-        magic = magic_code(node)
-        if magic is not None and magic[0] in HARMLESS_MAGICS and node.func.value.func is name_node:
-            return True
-    return False

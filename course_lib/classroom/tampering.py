@@ -40,10 +40,10 @@ import builtins
 
 from .dunders import dunder_strings
 from .harmless import SYS_PLAIN, harmless_import, is_module, mode_switches, printed, shown
+from .magics import HARMLESS_MAGICS, harmless_magic_call, magic_code
 from .reaching import reached_through
 from .shell_words import SHELL_WORDS, names_read, shell_reach
 from .syntax import (
-    HARMLESS_MAGICS,
     _flat,
     _names_bound,
     _outside_functions,
@@ -52,9 +52,7 @@ from .syntax import (
     bound_names,
     check_names,
     global_uses,
-    harmless_magic_call,
     import_keys,
-    magic_code,
     parse,
 )
 
