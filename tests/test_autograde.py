@@ -11,6 +11,7 @@ from course_lib.classroom.autograde import ExerciseSummary, GradedCell, autograd
 from course_lib.classroom.checks import check_function
 from course_lib.classroom.flags import (
     BY_HAND_WITH_LIBRARY,
+    MISSING,
     NOT_AUTOGRADED,
     NOT_THE_ASSIGNMENT,
     NOT_YET,
@@ -136,6 +137,24 @@ def test_flags_are_read_from_the_autograded_notebook(tmp_path):
         ("e5", "not graded: a test cell did not run as written (a transformer)"),
         ("e6", RECHECKED),  # the grader's own run (classroom.recheck), whatever its reason says
     ]
+
+
+def test_a_graded_cell_deleted_from_the_submission_is_flagged(tmp_path):
+    """A twenty-third trial deleted an exercise's two test cells: nbgrader does not put them back, the exercise
+    scored 0, and nothing was flagged. A cell the release has and the autograded notebook lacks is now."""
+    released = nbformat.v4.new_notebook()
+    released.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": gid, **meta}})
+                      for gid, meta in (("e1-answer", {"solution": True}), ("e1-tests", {"grade": True}),
+                                        ("setup", {"locked": True}), ("e2-tests", {"grade": True}))]  # fmt: skip
+    (tmp_path / "release" / "a04").mkdir(parents=True)
+    nbformat.write(released, tmp_path / "release" / "a04" / "04.ipynb")
+    handed_in = nbformat.from_dict(released)
+    del handed_in.cells[3]  # e2's tests; the locked set-up cell is nbgrader's to put back, not a graded cell
+    del handed_in.cells[2]
+    _hand_in_and_grade(tmp_path / "submitted" / "bob" / "a04", handed_in, "04.ipynb")
+    assert flagged(tmp_path, "a04", "bob") == [("e2-tests", MISSING)]
+    _hand_in_and_grade(tmp_path / "submitted" / "ann" / "a04", nbformat.from_dict(released), "04.ipynb")
+    assert flagged(tmp_path, "a04", "ann") == []
 
 
 def test_a_submission_that_tampers_is_flagged_even_when_every_check_passed(tmp_path):

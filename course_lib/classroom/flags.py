@@ -3,7 +3,8 @@ cells that were not graded or refused something, read from the autograded notebo
 reading finds tampering (:func:`course_lib.classroom.guard.findings`, read again here, so that no submission that
 tampers is listed as clean); a by-hand answer computed with the library (:mod:`course_lib.classroom.calculator`);
 an answer cell holding a table of literal values (:mod:`course_lib.classroom.tables`); the files a submission wrote
-while it was graded; a notebook nbgrader could not grade, and why."""
+while it was graded; a graded cell of the assignment that the submission lacks; a notebook nbgrader could not grade,
+and why."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .tables import literal_table
 __all__ = [
     "BY_HAND_WITH_LIBRARY",
     "LOOKED_UP",
+    "MISSING",
     "RECHECKED",
     "SILENT",
     "NOT_AUTOGRADED",
@@ -45,6 +47,7 @@ RENAMED = ("not autograded: handed in as {name}, which is not a notebook of the 
 BY_HAND_WITH_LIBRARY = "a by-hand answer computed with the library (the check grades its numbers: look at it)"
 LOOKED_UP = "an answer cell holding a table of literal values (answers looked up, not computed?): look at it"
 PRECOMPUTED = "an answer cell that calls, when it runs, what its checks block (results computed before the check?)"
+MISSING = "a graded cell of the assignment is missing from the submission (deleted?): nbgrader scored it 0"
 NOT_THE_ASSIGNMENT = (
     "not the assignment's notebook: no cell has nbgrader's metadata (a copy from the student release "
     "or an export?), so nbgrader graded nothing: ask for the answers in release/ASSIGNMENT/"
@@ -83,38 +86,15 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
             nb = nbformat.read(path, as_version=4)
         except (nbformat.reader.NotJSONError, ValueError):  # no notebook nbgrader wrote: flagged below, as written
             continue
+        present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+        found += [(grade_id, MISSING) for grade_id in _graded_ids(root / "release" / assignment / path.name) - present]
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if grade_id and _silent(cell):
                 found.append((grade_id, SILENT))
             for out in cell.get("outputs", []) if grade_id else ():
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}" if out.get("output_type") == "error" else ""
-                if "Not graded" in text and "but not in the grader's own run" in text:  # classroom.recheck
-                    found.append((grade_id, RECHECKED))
-                elif "Not graded" in text and "must be a plain" in text:
-                    found.append((grade_id, "not graded: an answer that compares in its own way"))
-                elif "Not graded" in text and "this exercise's check uses to decide" in text:  # classroom.guard
-                    found.append((grade_id, "the check's own reference or helper was called"))
-                elif "Not graded" in text and "hides the builtin" in text:
-                    found.append((grade_id, "not graded: a builtin the checks use was hidden"))
-                elif "Not graded" in text and (asked := _ASKED.search(text)):  # a process, a course-folder file
-                    found.append((grade_id, f"not graded: a cell asked for {asked[1]}"))
-                elif "Not graded" in text and "changed how the kernel reads the cells" in text:  # classroom.rewritten
-                    found.append((grade_id, "not graded: a test cell did not run as written (a transformer)"))
-                elif "Not graded: no evidence that this test cell ran" in text:  # classroom.evidence
-                    found.append((grade_id, "not graded: no evidence that the test cell ran as written"))
-                elif "Not graded" in text and "from outside the installed libraries" in text:  # classroom.rewritten
-                    found.append((grade_id, "not graded: a cell loaded code it wrote (a module from its own file)"))
-                elif "Not graded: code cell " in text:  # the guard's line: its reading found tampering
-                    found.append((grade_id, READ_AS_TAMPERING))
-                elif "Not graded" in text:  # the snapshot's verification, at run time
-                    found.append((grade_id, "not graded: a checker was changed"))
-                elif "ShortcutError" in text and any(mark in text for mark in _THE_CHECKS):
-                    found.append((grade_id, "the check's own reference or helper was called"))
-                elif _NUMPY_REFUSAL in text or f"ShortcutError：{NUMPY_ZH_START}" in text:
-                    found.append((grade_id, USED_NUMPY))
-                elif "ShortcutError" in text:
-                    found.append((grade_id, "a library shortcut was refused"))
+                found += [(grade_id, why)] if (why := _why_refused(text)) else []
         for i, problems in findings(nb):
             found.append((f"{path.stem}, code cell {i}", f"tampering: {problems[0]}"))
         for i, used in library_calls(nb):
@@ -127,6 +107,49 @@ def flagged(root: Path, assignment: str, student: str, ran: bool = True) -> list
     found += [(name, "a file the submission wrote while it was graded") for name in _written(root, assignment, student)]
     found += [(name, NOT_THE_ASSIGNMENT.replace("ASSIGNMENT", assignment)) for name in unmarked]
     return found
+
+
+def _why_refused(text: str) -> str | None:
+    """Why a graded test cell's error ``text`` (``ename: evalue``) says it was not graded or refused something; None
+    for an answer that is just wrong."""
+    if "Not graded" in text and "but not in the grader's own run" in text:  # classroom.recheck
+        return RECHECKED
+    if "Not graded" in text and "must be a plain" in text:
+        return "not graded: an answer that compares in its own way"
+    if "Not graded" in text and "this exercise's check uses to decide" in text:  # classroom.guard
+        return "the check's own reference or helper was called"
+    if "Not graded" in text and "hides the builtin" in text:
+        return "not graded: a builtin the checks use was hidden"
+    if "Not graded" in text and (asked := _ASKED.search(text)):  # a process, a course-folder file
+        return f"not graded: a cell asked for {asked[1]}"
+    if "Not graded" in text and "changed how the kernel reads the cells" in text:  # classroom.rewritten
+        return "not graded: a test cell did not run as written (a transformer)"
+    if "Not graded: no evidence that this test cell ran" in text:  # classroom.evidence
+        return "not graded: no evidence that the test cell ran as written"
+    if "Not graded" in text and "from outside the installed libraries" in text:  # classroom.rewritten
+        return "not graded: a cell loaded code it wrote (a module from its own file)"
+    if "Not graded: code cell " in text:  # the guard's line: its reading found tampering
+        return READ_AS_TAMPERING
+    if "Not graded" in text:  # the snapshot's verification, at run time
+        return "not graded: a checker was changed"
+    if "ShortcutError" in text and any(mark in text for mark in _THE_CHECKS):
+        return "the check's own reference or helper was called"
+    if _NUMPY_REFUSAL in text or f"ShortcutError：{NUMPY_ZH_START}" in text:
+        return USED_NUMPY
+    if "ShortcutError" in text:
+        return "a library shortcut was refused"
+    return None
+
+
+def _graded_ids(release: Path) -> set[str]:
+    """The grade ids of the released notebook's graded cells (answers and tests): a twenty-third trial deleted an
+    exercise's two test cells, which nbgrader does not put back: that exercise scored 0, and nothing was flagged."""
+    try:
+        cells = nbformat.read(release, as_version=4).cells
+    except (nbformat.reader.NotJSONError, ValueError, OSError):
+        return set()
+    meta = [cell.get("metadata", {}).get("nbgrader", {}) for cell in cells]
+    return {m["grade_id"] for m in meta if m.get("grade_id") and (m.get("grade") or m.get("solution"))}
 
 
 def _silent(cell: dict) -> bool:
