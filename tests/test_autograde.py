@@ -521,3 +521,11 @@ def test_a_test_cell_of_a_notebook_nbgrader_failed_on_is_zero_and_a_written_answ
     cells, _ = autograde.class_report(tmp_path, "a06")
     scores = {cell.grade_id: cell.scores["failed"] for cell in cells}
     assert scores == {"x-exercise-1-tests": 0.0, "x-exercise-2-written": None}
+
+
+def test_a_submission_that_takes_far_longer_than_the_class_is_named():
+    """A twenty-third trial's ``time.sleep`` cells took 10 min 37 s to grade, with full marks and nothing said."""
+    from course_lib.classroom.autograde import slow
+
+    assert slow({"ann": 30.0, "bob": 41.0, "cat": 637.0, "dan": 35.0}) == {"cat": 637.0}
+    assert slow({"ann": 30.0, "bob": 100.0}) == {} and slow({}) == {}  # under two minutes: a slow machine, not a wait

@@ -68,3 +68,27 @@ def test_a_graded_kernel_is_refused_the_course_folder_and_keeps_its_own(tmp_path
     ungraded = subprocess.run([sys.executable, "-c", SCRIPT, "ungraded", ATTEMPTS[1], ATTEMPTS[-1]], cwd=home, env=env,
                               capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
     assert ungraded == ["allowed", "allowed"]
+
+
+def test_a_notebook_outside_the_submissions_folder_is_refused_wherever_it_lies(tmp_path):
+    """A twenty-third trial moved ``source/`` beside the course folder, as the checklist then said, and a submission
+    read its solutions from there: full marks, unflagged. A notebook outside the submission's own folder is refused to
+    a graded kernel, wherever it lies and through a link too; other files outside the course folder stay readable."""
+    home = _course(tmp_path)
+    moved = tmp_path / "private-source" / "a04"
+    moved.mkdir(parents=True)
+    (moved / "04.ipynb").write_text("{}")
+    (home / "mine.ipynb").write_text("{}")
+    (tmp_path / "notes.txt").write_text("x")
+    os.symlink(moved / "04.ipynb", home / "link.txt")
+    attempts = [f"open({str(moved / '04.ipynb')!r}).read()", "open('link.txt').read()",
+                f"__import__('pathlib').Path({str(moved / '04.ipynb')!r}).read_bytes()",
+                "open('mine.ipynb').read()", f"open({str(tmp_path / 'notes.txt')!r}).read()"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    graded = subprocess.run([sys.executable, "-c", SCRIPT, "graded", *attempts], cwd=home, env=env,
+                            capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+    assert [line.split()[0] for line in graded] == ["Refused"] * 3 + ["allowed"] * 2, graded
+    assert "outside the submission's own folder (the grader's solutions?)" in graded[0]
+    ungraded = subprocess.run([sys.executable, "-c", SCRIPT, "ungraded", attempts[0]], cwd=home, env=env,
+                              capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+    assert ungraded == ["allowed"]

@@ -35,6 +35,7 @@ import argparse
 import csv
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -48,7 +49,7 @@ from .flags import NOT_THE_ASSIGNMENT, USED_NUMPY, flagged
 from .published import published_copies, report_sections, shared_answers
 
 __all__ = ["NOT_THE_ASSIGNMENT", "USED_NUMPY", "ExerciseSummary", "Graded", "GradedCell", "autograde_class",
-           "by_exercise", "class_report", "format_report", "main", "write_report"]  # fmt: skip
+           "by_exercise", "class_report", "format_report", "main", "slow", "write_report"]  # fmt: skip
 
 BUSY_TIMEOUT_S = 120
 SOURCE_READABLE = "\n**source/ is in the course folder**: the submissions could read its solutions (see the guide)\n"
@@ -260,6 +261,13 @@ def write_report(root: str | Path, assignment: str) -> str:
     return text
 
 
+def slow(seconds: dict[str, float]) -> dict[str, float]:
+    """The submissions that took more than three times the class's median and over two minutes to grade: a
+    twenty-third trial's three cells of ``time.sleep(100)`` took 10 minutes 37 s, with full marks."""
+    middle = statistics.median(seconds.values()) if seconds else 0.0
+    return {s: t for s, t in sorted(seconds.items()) if t > max(3 * middle, 120)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("assignment")
@@ -279,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{args.jobs or os.cpu_count()} at a time)")  # fmt: skip
         for student, log in failed.items():
             print(f"nbgrader failed for {student}:\n{log}", file=sys.stderr)
+        for student, seconds in slow({s: graded.seconds for s, graded in results.items()}).items():
+            print(f"slow: {student} took {seconds:.0f} s (a cell that waits, such as time.sleep?): open it")
     print(write_report(args.root, args.assignment))
     return 1 if failed else 0
 

@@ -91,6 +91,19 @@ def outside_own_folder(path: object, folders: tuple[str, str] | None) -> bool:
     return inside(course) and not inside(home)
 
 
+def notebook_elsewhere(path: object, home: str) -> bool:
+    """Whether ``path``, once links are followed, is a notebook outside the submission's folder ``home``: a twenty-third
+    trial read the source version the guide had moved beside the course folder (full marks, unflagged). A graded
+    notebook has no other notebook to read; the guide also keeps ``source/`` where the grading account cannot read."""
+    if isinstance(path, int):
+        return False
+    try:
+        real = os.path.realpath(os.fsdecode(os.fspath(path)))
+    except (TypeError, ValueError):
+        return False
+    return real.endswith(".ipynb") and not real.startswith(home + os.sep)
+
+
 def loaded_course_file(path: object, executed: set[str]) -> bool:
     """Whether ``path`` is the source or cached bytecode of a module of course_lib whose code has run (``executed``:
     their source files): not while its first import reads it."""
@@ -208,6 +221,8 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
                 extensions.add(args[1])
             elif any(outside_own_folder(args[i], folders) for i in FILE_EVENTS.get(event, ()) if i < len(args)):
                 what = f"the file {args[0]} ({event}), of the grader's course folder outside the submission's own"
+            elif event == "open" and folders and notebook_elsewhere(args[0], folders[0]):
+                what = f"the notebook {args[0]} (open), outside the submission's own folder (the grader's solutions?)"
             elif event == "open":
                 what = (
                     f"the file {args[0]}, of a loaded module of course_lib"
