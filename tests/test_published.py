@@ -10,7 +10,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 from course_lib.classroom.autograde import GradedCell, format_report
 from course_lib.classroom.nbgrader_source import nbgrader_notebook
 from course_lib.classroom.published import (
+    _MODEL,
     AT_LEAST,
+    _comments,
     _copied,
     _statements,
     keep_solutions,
@@ -214,3 +216,16 @@ def test_a_model_answer_copied_as_the_page_reads_is_listed_and_answers_left_as_r
     assert published_copies(tmp_path, "a06", "ann") == ["x-exercise-3-written"]
     assert published_copies(tmp_path, "a06", "bob") == []
     assert shared_answers(tmp_path, "a06") == []  # bob and cat left it as released
+
+
+def test_every_solution_can_be_listed_when_copied_as_it_stands():
+    """A verbatim copy of any code answer is listable: a solution of fewer than AT_LEAST statements carries a comment
+    of its own (COMMENT_WORDS words or more) between its markers, which a copy keeps (before, 25 of the course's 49
+    short solutions had none, and a copy of them could not be told from an honest answer)."""
+    silent = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and "# BEGIN SOLUTION" in cell.source and _statements(cell.source) < AT_LEAST:
+                if not any(_comments(region) for region in _MODEL.findall(cell.source)):
+                    silent.append(f"{path.stem}: {cell.source.splitlines()[0][:60]}")
+    assert not silent, silent
