@@ -353,7 +353,7 @@ CASES = {
 NO_ARGUMENTS = {
     "DATA_DIR", "NOTEBOOKS_DIR", "ROOT", "WORD_CATEGORIES", "History", "encoder_block_diagram",
     "architecture_families_diagram",
-    "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "cjk_fonts",
+    "ATTENTION_FUNCTIONS", "SOFTMAX_FUNCTIONS", "NORMALIZATIONS", "ROW_MEANS", "cjk_fonts",
 }  # fmt: skip
 
 

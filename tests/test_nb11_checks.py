@@ -50,15 +50,16 @@ def _run(answer: str, check_marker: str) -> None:
 
 
 def test_the_reference_answers_and_an_honest_mean_pass():
-    _run(_cell("def layer_norm(x, weight, bias, eps=1e-5):"), "LAYER_NORM_FUNCTIONS = tuple(")
-    _run(_cell("def masked_mean(h, valid):"), "MASKED_MEANS = (")
-    _run(HONEST, "MASKED_MEANS = (")
+    _run(_cell("def layer_norm(x, weight, bias, eps=1e-5):"), "LAYER_NORM_FUNCTIONS = cl.NORMALIZATIONS")
+    _run(_cell("def masked_mean(h, valid):"), "MASKED_MEANS = cl.ROW_MEANS")
+    _run(HONEST, "MASKED_MEANS = cl.ROW_MEANS")
 
 
 @pytest.mark.parametrize(
     "answer, check, refused",
-    [(RMS_NORM, "LAYER_NORM_FUNCTIONS = tuple(", "RMSNorm"), (EMBEDDING_BAG, "MASKED_MEANS = (", "embedding_bag"),
-     (SEGMENT_REDUCE, "MASKED_MEANS = (", "segment_reduce")],
+    [(RMS_NORM, "LAYER_NORM_FUNCTIONS = cl.NORMALIZATIONS", "RMSNorm"),
+     (EMBEDDING_BAG, "MASKED_MEANS = cl.ROW_MEANS", "embedding_bag"),
+     (SEGMENT_REDUCE, "MASKED_MEANS = cl.ROW_MEANS", "segment_reduce")],
     ids=["RMSNorm of centred x", "embedding_bag", "segment_reduce"],
 )  # fmt: skip
 def test_a_library_route_that_does_the_work_is_refused(answer, check, refused):

@@ -10,6 +10,7 @@ class report flags, and the honest answer gets its points: the warning is a note
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -86,7 +87,11 @@ def before(tmp_path_factory) -> dict[str, list]:
     if archive.returncode != 0:
         pytest.skip(f"git archive {BEFORE} failed: {archive.stderr[-300:]!r}")
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    (folder / "cases.json").write_text(json.dumps(_cases()))
+    # today's check cells name families that course_lib gained since (cl.ROW_MEANS): the old library gets their names
+    literal = {f"cl.{name}": repr(getattr(cl, name)) for name in ("ROW_MEANS", "NORMALIZATIONS")}
+    cases = [(name, answer, re.sub(r"cl\.(?:ROW_MEANS|NORMALIZATIONS)\b", lambda m: literal[m[0]], check))
+             for name, answer, check in _cases()]  # fmt: skip
+    (folder / "cases.json").write_text(json.dumps(cases))
     done = subprocess.run([sys.executable, "-c", RUNNER, "cases.json"], cwd=folder, capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
