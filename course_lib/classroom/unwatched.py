@@ -13,10 +13,9 @@ and in a graded kernel a cell that takes one is refused, "Not graded" for good:
 - **a second copy of a loaded module**: an extension module loaded again from its file (a fresh
   ``_posixsubprocess``, its ``fork_exec`` unwatched), the source or bytecode of a loaded module of course_lib read by
   a cell (to run a changed copy), or the code object of course_lib's functions or frames taken by a cell (to make a
-  function of another name from it: ``code.replace``).
+  function of another name from it: ``code.replace``); IPython's help reading them for the text it prints is not.
 
-Not refused, because nothing can see it: NumPy's raw memory (an array over any address, ``__array_interface__``
-with an ``id``, writes any object and raises no event); the reading of the cells is what stands there.
+Not refused (nothing sees it): NumPy's raw memory (``__array_interface__``, no event); the cells' reading stands there.
 """
 
 from __future__ import annotations
@@ -92,9 +91,8 @@ def outside_own_folder(path: object, folders: tuple[str, str] | None) -> bool:
 
 
 def notebook_elsewhere(path: object, home: str) -> bool:
-    """Whether ``path``, once links are followed, is a notebook outside the submission's folder ``home``: a twenty-third
-    trial read the source version the guide had moved beside the course folder (full marks, unflagged). A graded
-    notebook has no other notebook to read; the guide also keeps ``source/`` where the grading account cannot read."""
+    """Whether ``path``, links followed, is a notebook outside the submission's folder ``home`` (a twenty-third trial
+    read the source version moved beside the course folder: full marks, unflagged)."""
     if isinstance(path, int):
         return False
     try:
@@ -181,6 +179,18 @@ def foreign_threads(alive: dict[int, object], is_answer: Callable[[object], bool
     return found
 
 
+def helping(frame: object, is_answer: Callable[[object], bool]) -> bool:
+    """Whether IPython's help (``x?``, ``x??``: :mod:`IPython.core.oinspect`) asks, no student's frame between (a
+    twenty-third trial's honest ``cl.padding_mask?`` read its ``__code__``, was refused, and lost 3 of 5)."""
+    while frame is not None:
+        if is_answer(frame):
+            return False
+        if frame.f_globals.get("__name__") == "IPython.core.oinspect":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_answer: Callable[[object], bool],
                  Error: Callable[[str], BaseException]) -> Callable[[str, tuple], None]:  # fmt: skip
     """The audit hook's part (:mod:`course_lib.classroom.watch`) for a second copy of loaded code, in a graded kernel
@@ -226,14 +236,17 @@ def copying_hook(cells: list[tuple], spawned: list[str], busy: list[bool], is_an
             elif event == "open":
                 what = (
                     f"the file {args[0]}, of a loaded module of course_lib"
-                    if loaded_course_file(args[0], executed) and not stack_walk(getframe(2))
+                    if loaded_course_file(args[0], executed)
+                    and not stack_walk(getframe(2))
+                    and not helping(getframe(2), is_answer)
                     else None
                 )
             elif event in FILE_EVENTS:
                 what = None
             else:
                 what = f"course_lib's code ({args[1]})" if course_code(args[0]) else None
-                what = None if what and args[1] == "f_code" and stack_walk(getframe(2)) else what
+                lent = (args[1] == "f_code" and stack_walk(getframe(2))) or helping(getframe(2), is_answer)
+                what = None if what and lent else what
             asked = what is not None and bool(cells) and decides(getframe(2), is_answer)
         finally:
             busy[0] = False
